@@ -1,0 +1,123 @@
+/**
+ * buildApp wires the service together and returns the Fastify instance; it never
+ * listens (src/server.ts does), so tests build the very same app.
+ */
+import { createServer } from 'node:http'
+import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { Logger } from 'pino'
+import type { Config } from './config.js'
+import { ApiKeyVerifier } from './domain/api-keys.js'
+import { PetCatalogue } from './domain/pets.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, handleClientError, registerErrorHandling } from './http/error-handler.js'
+import { registerJsonBody } from './http/json-body.js'
+import { registerAuth } from './http/plugins/auth.js'
+import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { Metrics, registerMetrics } from './http/plugins/metrics.js'
+import { registerRequestId, requestIdOf } from './http/plugins/request-id.js'
+import { registerResponseHeaders } from './http/plugins/response-headers.js'
+import { registerAccessLog } from './http/plugins/access-log.js'
+import { compileValidator } from './http/validation.js'
+import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
+import { registerPetRoutes } from './http/routes/pets.js'
+import type { Store } from './store/store.js'
+
+/** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
+export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
+
+export interface AppOptions {
+  config: Config
+  store: Store
+  logger: Logger
+  /** The clock of the sunset check; tests move it. */
+  now?: () => Date
+}
+
+export interface App extends FastifyInstance {
+  /** Starts the graceful shutdown: /readyz answers 503 from now on. */
+  startDraining: () => void
+}
+
+/**
+ * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
+ */
+export async function buildApp ({ config, store, logger, now = () => new Date() }: AppOptions): Promise<App> {
+  const app = Fastify({
+    loggerInstance: logger,
+    // One line per request, from the access log, without the query string.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    genReqId: requestIdOf,
+    requestIdHeader: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    exposeHeadRoutes: false,
+    routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
+    clientErrorHandler: handleClientError,
+    // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
+    serverFactory: (handler) => createServer({
+      headersTimeout: 10_000,
+      requestTimeout: 30_000,
+      connectionsCheckingInterval: 1_000,
+      maxHeaderSize: HEADER_LIMIT_BYTES
+    }, handler)
+  }) as unknown as App
+
+  let draining = false
+  app.startDraining = () => { draining = true }
+
+  const metrics = new Metrics()
+  const verifier = new ApiKeyVerifier(store, config.apiKeys)
+  const catalogue = new PetCatalogue(store, await store.secret('cursor'))
+  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  const meta = {
+    store,
+    metrics,
+    publicBaseUrl: config.publicBaseUrl,
+    stagingBaseUrl: config.stagingBaseUrl,
+    isDraining: () => draining
+  }
+
+  app.setValidatorCompiler(compileValidator)
+  registerJsonBody(app)
+  registerErrorHandling(app)
+
+  // Hooks run in this order: id, headers, deprecation headers, auth, sunset.
+  registerRequestId(app)
+  registerResponseHeaders(app)
+  registerDeprecationHeaders(app, deprecation)
+  registerAuth(app, verifier)
+  registerSunset(app, deprecation)
+  registerMetrics(app, metrics)
+  registerAccessLog(app)
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Pet Store',
+        version: '1.0.0',
+        description: 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
+          'Every call needs a bearer API key. Errors are `{code, message, status}`; the codes are listed in docs/errors.md.'
+      },
+      tags: [{ name: 'pets', description: 'The animals of the catalogue.' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API key>`.' }
+        }
+      },
+      security: [{ bearerAuth: [] }]
+    }
+  })
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    uiConfig: { deepLinking: true, tryItOutEnabled: true, displayRequestDuration: true },
+    transformSpecification: (_document, request) => openApiDocumentFor(app, request, meta)
+  })
+
+  registerPetRoutes(app, { catalogue, publicBaseUrl: config.publicBaseUrl, deprecatedAt: GETPET_DEPRECATED_AT, sunset: config.getPetSunset })
+  registerMetaRoutes(app, meta)
+
+  await app.ready()
+  return app
+}

@@ -1,0 +1,50 @@
+import type { Command } from 'commander'
+import { issueApiKey } from '../../domain/api-keys.js'
+import { openMigratedStore } from '../../server.js'
+import type { Store } from '../../store/store.js'
+import { CliError } from '../errors.js'
+import { addSettingFlags, configFrom } from '../options.js'
+
+async function withStore<T> (command: Command, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openMigratedStore(configFrom(command).databaseUrl)
+  try {
+    return await work(store)
+  } finally {
+    await store.close()
+  }
+}
+
+const KEY_NAME = /^[A-Za-z0-9._-]{1,64}$/
+
+export function registerKeysCommands (program: Command): void {
+  const keys = program.command('keys').description('Issue, list and revoke API keys (stored as SHA-256 hashes).')
+
+  const create = keys.command('create')
+    .description('Issue a key and print it once; only its hash is stored.')
+    .requiredOption('--name <name>', 'who the key is for (1 to 64 of A-Z a-z 0-9 . _ -), shown in metrics')
+  addSettingFlags(create, ['databaseUrl']).action(async ({ name }: { name: string }) => {
+    if (!KEY_NAME.test(name)) throw new CliError('--name: must be 1 to 64 of A-Z a-z 0-9 . _ -')
+    const key = await withStore(create, async (store) => {
+      if ((await store.listApiKeys()).some((record) => record.name === name)) throw new CliError(`--name: a key named ${name} exists already`)
+      return await issueApiKey(store, name)
+    })
+    process.stdout.write(`${key}\n`)
+  })
+
+  const list = keys.command('list').description('List keys: name, created, revoked (never the keys themselves).')
+  addSettingFlags(list, ['databaseUrl']).action(async () => {
+    const records = await withStore(list, (store) => store.listApiKeys())
+    for (const record of records) {
+      process.stdout.write(`${record.name}\tcreated ${record.createdAt}\t${record.revokedAt === null ? 'active' : `revoked ${record.revokedAt}`}\n`)
+    }
+  })
+
+  const revoke = keys.command('revoke')
+    .description('Revoke a key by name; instances stop accepting it within 5 s.')
+    .argument('<name>', 'the name given at creation')
+  addSettingFlags(revoke, ['databaseUrl']).action(async (name: string) => {
+    const revoked = await withStore(revoke, (store) => store.revokeApiKey(name))
+    if (!revoked) throw new CliError(`no active key named ${name}`)
+    process.stdout.write(`revoked ${name}\n`)
+  })
+}

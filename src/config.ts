@@ -1,0 +1,165 @@
+/**
+ * Configuration: each setting is an environment variable and a flag of
+ * `petstore serve`; parsed once into a frozen, typed Config. A bad value is a
+ * ConfigError whose message is the whole line shown to the operator.
+ */
+import { availableParallelism } from 'node:os'
+
+export interface Config {
+  databaseUrl: string
+  port: number
+  host: string
+  /** Keys accepted as they are, from PETSTORE_API_KEYS. */
+  apiKeys: readonly string[]
+  /** Production base address, ending in /v1; undefined: built from each request's Host. */
+  publicBaseUrl: string | undefined
+  /** Staging base address, listed second in the OpenAPI `servers`. */
+  stagingBaseUrl: string | undefined
+  logLevel: string
+  workers: number
+  /** Requests a minute per API key; 0 turns the limit off. */
+  rateLimit: number
+  redisUrl: string | undefined
+  /** From this instant on, getPet answers 410. */
+  getPetSunset: Date
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+interface Setting<K extends keyof Config> {
+  key: K
+  env: string
+  /** `--flag` of `petstore serve`. */
+  flag: string
+  default: string | undefined
+  help: string
+  /** Returns the value, or throws a string: the rule, as in "must be …". */
+  parse: (raw: string) => Config[K]
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function integer (min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw `must be an integer from ${min} to ${max}`
+    return Number(raw)
+  }
+}
+
+function baseUrl (raw: string): string {
+  let url: URL
+  try { url = new URL(raw) } catch { throw 'must be an absolute http(s) URL such as https://api.example.com/v1' }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw 'must be an absolute http(s) URL such as https://api.example.com/v1'
+  if (url.search !== '' || url.hash !== '') throw 'must have no query or fragment'
+  return url.href.replace(/\/+$/, '')
+}
+
+function optional<T> (parse: (raw: string) => T) {
+  return (raw: string): T | undefined => raw === '' ? undefined : parse(raw)
+}
+
+/** Every setting, in the order of `.env.example` and `petstore serve --help`. */
+export const SETTINGS = [
+  {
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    default: 'sqlite:./data/petstore.db',
+    help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB',
+    parse: (raw: string) => {
+      if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
+      throw 'must start with sqlite: or postgres://'
+    }
+  },
+  { key: 'port', env: 'PORT', flag: 'port', default: '8080', help: 'TCP port to listen on', parse: integer(1, 65535) },
+  {
+    key: 'host',
+    env: 'HOST',
+    flag: 'host',
+    default: '127.0.0.1',
+    help: 'address to listen on (0.0.0.0 for every interface)',
+    parse: (raw: string) => {
+      if (raw === '' || /\s/.test(raw)) throw 'must be a host name or an IP address'
+      return raw
+    }
+  },
+  {
+    key: 'apiKeys',
+    env: 'PETSTORE_API_KEYS',
+    flag: 'api-keys',
+    default: '',
+    help: 'comma-separated keys accepted as they are (keys from `petstore keys create` live in the database)',
+    parse: (raw: string) => {
+      const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
+      if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw 'each key must be 16 to 512 printable ASCII characters, without spaces'
+      return Object.freeze(keys)
+    }
+  },
+  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: 'public-base-url', default: '', help: 'production base address, e.g. https://api.example.com/v1 (unset: from the Host header)', parse: optional(baseUrl) },
+  { key: 'stagingBaseUrl', env: 'STAGING_BASE_URL', flag: 'staging-base-url', default: '', help: 'staging base address, listed in the OpenAPI servers', parse: optional(baseUrl) },
+  {
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    flag: 'log-level',
+    default: 'info',
+    help: LOG_LEVELS.join(', '),
+    parse: (raw: string) => {
+      if (!LOG_LEVELS.includes(raw)) throw `must be one of ${LOG_LEVELS.join(', ')}`
+      return raw
+    }
+  },
+  {
+    key: 'workers',
+    env: 'WORKERS',
+    flag: 'workers',
+    default: '1',
+    help: 'processes serving the port; auto: one per core',
+    parse: (raw: string) => raw === 'auto' ? availableParallelism() : integer(1, 256)(raw)
+  },
+  { key: 'rateLimit', env: 'RATE_LIMIT', flag: 'rate-limit', default: '6000', help: 'requests a minute per API key; 0 turns the limit off', parse: integer(0, 1_000_000_000) },
+  {
+    key: 'redisUrl',
+    env: 'REDIS_URL',
+    flag: 'redis-url',
+    default: '',
+    help: 'redis://HOST:PORT shares rate-limit counts between instances (unset: counted per process)',
+    parse: optional((raw: string) => {
+      if (!/^rediss?:\/\/.+/.test(raw)) throw 'must start with redis:// or rediss://'
+      return raw
+    })
+  },
+  {
+    key: 'getPetSunset',
+    env: 'GETPET_SUNSET',
+    flag: 'getpet-sunset',
+    default: '2030-12-05T00:00:00Z',
+    help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone',
+    parse: (raw: string) => {
+      const date = new Date(raw)
+      if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw 'must be an ISO 8601 instant such as 2030-12-05T00:00:00Z'
+      return date
+    }
+  }
+] as const satisfies ReadonlyArray<Setting<keyof Config>>
+
+/**
+ * Reads every setting from flags first, then the environment, then the default.
+ * @throws ConfigError `PORT: must be an integer from 0 to 65535`
+ * @example const config = parseConfig(process.env, { port: '9090' })
+ */
+export function parseConfig (env: Record<string, string | undefined>, flags: Record<string, string | undefined> = {}): Config {
+  const config: Record<string, unknown> = {}
+  for (const setting of SETTINGS) {
+    const fromFlag = flags[setting.flag]
+    const raw = fromFlag ?? env[setting.env] ?? setting.default ?? ''
+    try {
+      config[setting.key] = setting.parse(raw)
+    } catch (rule) {
+      if (typeof rule !== 'string') throw rule
+      throw new ConfigError(`${fromFlag === undefined ? setting.env : `--${setting.flag}`}: ${rule}`)
+    }
+  }
+  return Object.freeze(config as unknown as Config)
+}

@@ -1,0 +1,74 @@
+/**
+ * API keys. A key is never stored nor logged: only its SHA-256 is kept, and a
+ * presented key is found by that hash, then compared in constant time.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import type { Store } from '../store/store.js'
+
+/** Who called: the name of the key (for metrics) and its hash (scopes idempotency keys). */
+export interface Caller {
+  keyName: string
+  keyHash: string
+}
+
+/** @example hashApiKey('ps_abc') // 64 hex characters */
+export function hashApiKey (key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+/** A new random key: `ps_` and 43 base64url characters (256 bits). */
+export function generateApiKey (): string {
+  return `ps_${randomBytes(32).toString('base64url')}`
+}
+
+/**
+ * Issues a key, stores its hash under `name` and returns the key: the only time it is seen.
+ * @example const key = await issueApiKey(store, 'ci')
+ */
+export async function issueApiKey (store: Store, name: string): Promise<string> {
+  const key = generateApiKey()
+  await store.insertApiKey(name, hashApiKey(key))
+  return key
+}
+
+const CACHE_TTL_MS = 5_000
+
+/**
+ * Checks presented keys against the keys of the environment (`PETSTORE_API_KEYS`)
+ * and the active keys of the store. Store answers are cached for 5 s, so a
+ * revoked key stops working within 5 s on every instance.
+ */
+export class ApiKeyVerifier {
+  readonly #configured = new Map<string, Caller>()
+  readonly #cache = new Map<string, { caller: Caller | undefined, until: number }>()
+  readonly #store: Store
+
+  constructor (store: Store, configuredKeys: readonly string[]) {
+    this.#store = store
+    configuredKeys.forEach((key, index) => {
+      const keyHash = hashApiKey(key)
+      this.#configured.set(keyHash, { keyName: `env-${index + 1}`, keyHash })
+    })
+  }
+
+  /** @returns the caller, or undefined for an unknown or revoked key */
+  async verify (presented: string): Promise<Caller | undefined> {
+    const keyHash = hashApiKey(presented)
+    const caller = this.#configured.get(keyHash) ?? await this.#fromStore(keyHash)
+    // The lookup is by hash, which tells an attacker nothing; the final check is constant-time.
+    if (caller === undefined || !timingSafeEqual(Buffer.from(caller.keyHash, 'hex'), Buffer.from(keyHash, 'hex'))) return undefined
+    return caller
+  }
+
+  async #fromStore (keyHash: string): Promise<Caller | undefined> {
+    const now = Date.now()
+    const cached = this.#cache.get(keyHash)
+    if (cached !== undefined && cached.until > now) return cached.caller
+    const record = await this.#store.findApiKeyByHash(keyHash)
+    const caller = record === undefined || record.revokedAt !== null ? undefined : { keyName: record.name, keyHash }
+    // Only known keys are cached: random unknown keys must not grow the map.
+    if (caller !== undefined) this.#cache.set(keyHash, { caller, until: now + CACHE_TTL_MS })
+    else this.#cache.delete(keyHash)
+    return caller
+  }
+}

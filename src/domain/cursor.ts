@@ -1,0 +1,50 @@
+/**
+ * Opaque paging cursors: the last id of a page and the status filter it was made
+ * for, signed with the database's secret so that any instance accepts it and an
+ * altered one is refused.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { toInt64, type Int64 } from '../schemas/kinds.js'
+import type { PetStatus } from '../schemas/pets.js'
+import { AppError } from './errors.js'
+
+export interface CursorPosition {
+  afterId: Int64
+  status: PetStatus | undefined
+}
+
+const SIGNATURE_BYTES = 16
+
+export class CursorCodec {
+  readonly #secret: Buffer
+
+  constructor (secret: Buffer) {
+    this.#secret = secret
+  }
+
+  /** @example codec.encode({ afterId: 20, status: 'sold' }) // 'MjA6c29sZA.…' */
+  encode ({ afterId, status }: CursorPosition): string {
+    const payload = Buffer.from(`${afterId}:${status ?? ''}`)
+    return `${payload.toString('base64url')}.${this.#sign(payload).toString('base64url')}`
+  }
+
+  /** Throws a 400 for a cursor that is malformed, altered, or made for another status filter. */
+  decode (cursor: string, status: PetStatus | undefined): CursorPosition {
+    const invalid = new AppError('validation_failed', 'cursor: must be a cursor from the Link header of the previous page, unchanged')
+    const [payloadText, signatureText, extra] = cursor.split('.')
+    if (payloadText === undefined || signatureText === undefined || extra !== undefined) throw invalid
+    const payload = Buffer.from(payloadText, 'base64url')
+    const signature = Buffer.from(signatureText, 'base64url')
+    if (signature.length !== SIGNATURE_BYTES || !timingSafeEqual(signature, this.#sign(payload))) throw invalid
+    const match = /^([0-9]{1,19}):([a-z]*)$/.exec(payload.toString())
+    if (match === null) throw invalid
+    if ((match[2] || undefined) !== status) {
+      throw new AppError('validation_failed', 'cursor: was made for another status filter; keep the status of the first page')
+    }
+    return { afterId: toInt64(BigInt(match[1]!)), status }
+  }
+
+  #sign (payload: Buffer): Buffer {
+    return createHmac('sha256', this.#secret).update(payload).digest().subarray(0, SIGNATURE_BYTES)
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * The animals catalogue: what the three operations do, apart from HTTP.
+ */
+import { createHash } from 'node:crypto'
+import type { Int64 } from '../schemas/kinds.js'
+import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
+import type { CreateOutcome, CreateRequest, Store } from '../store/store.js'
+import type { Caller } from './api-keys.js'
+import { CursorCodec } from './cursor.js'
+import { AppError } from './errors.js'
+import { GroupCommit } from './group-commit.js'
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
+const MAX_BATCH = 256
+
+export interface PetPage {
+  pets: Pet[]
+  /** Cursor of the next page; undefined on the last page. */
+  next: string | undefined
+}
+
+export interface CreatedPet {
+  pet: Pet
+  /** True when an earlier request with the same Idempotency-Key is replayed. */
+  replayed: boolean
+}
+
+export class PetCatalogue {
+  readonly #store: Store
+  readonly #cursors: CursorCodec
+  readonly #creates: GroupCommit<CreateRequest, CreateOutcome>
+  /** Idempotency keys whose first request has not committed yet (this process). */
+  readonly #inFlight = new Set<string>()
+
+  /** @example new PetCatalogue(store, await store.secret('cursor')) */
+  constructor (store: Store, cursorSecret: Buffer) {
+    this.#store = store
+    this.#cursors = new CursorCodec(cursorSecret)
+    this.#creates = new GroupCommit((batch) => store.createPets(batch, IDEMPOTENCY_TTL_MS), MAX_BATCH)
+  }
+
+  /** A page in ascending id order, and the cursor of the next one when more animals match. */
+  async listPets (query: { limit: number, status?: PetStatus, cursor?: string }): Promise<PetPage> {
+    const { limit, status } = query
+    const afterId = query.cursor === undefined ? undefined : this.#cursors.decode(query.cursor, status).afterId
+    // One row more than asked tells whether a next page exists.
+    const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
+    if (rows.length <= limit) return { pets: rows, next: undefined }
+    const pets = rows.slice(0, limit)
+    return { pets, next: this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) }
+  }
+
+  /**
+   * Creates an animal; with an idempotency key, a repeat of the same request
+   * replays the first animal instead of creating another.
+   */
+  async createPet (newPet: NewPet, caller: Caller, idempotencyKey?: string): Promise<CreatedPet> {
+    const pet = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? 'available' }
+    const idempotency = idempotencyKey === undefined
+      ? undefined
+      : { scope: caller.keyHash, key: idempotencyKey, fingerprint: fingerprint(newPet) }
+    const flightKey = idempotency === undefined ? undefined : `${idempotency.scope}\n${idempotency.key}`
+    if (flightKey !== undefined) {
+      if (this.#inFlight.has(flightKey)) {
+        throw new AppError('idempotency_conflict', 'Idempotency-Key: a request with this key is still in progress; retry after it completes')
+      }
+      this.#inFlight.add(flightKey)
+    }
+    try {
+      const outcome = await this.#creates.submit({ pet, idempotency })
+      if (outcome.kind === 'key_reused') {
+        throw new AppError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
+      }
+      return { pet: outcome.pet, replayed: outcome.kind === 'replayed' }
+    } finally {
+      if (flightKey !== undefined) this.#inFlight.delete(flightKey)
+    }
+  }
+
+  async getPet (id: Int64): Promise<Pet> {
+    const pet = await this.#store.findPet(id)
+    if (pet === undefined) throw new AppError('not_found', `petId: no animal with id ${id}`)
+    return pet
+  }
+}
+
+/** "Same body" means the same JSON value: key order and spacing do not count. */
+function fingerprint (newPet: NewPet): string {
+  return createHash('sha256').update(JSON.stringify([newPet.name, String(newPet.categoryId), newPet.status ?? null])).digest('hex')
+}

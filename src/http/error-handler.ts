@@ -1,0 +1,90 @@
+/**
+ * The only place an error becomes the spec's `{code, message, status}` body:
+ * errors of handlers and hooks, unknown routes, and protocol-level rejections
+ * that Node answers before any route runs.
+ */
+import { randomUUID } from 'node:crypto'
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, isAppError } from '../domain/errors.js'
+
+export const BODY_LIMIT_BYTES = 16 * 1024
+export const HEADER_LIMIT_BYTES = 16 * 1024
+
+// Fastify's own errors, by their stable codes (never by message text).
+const FASTIFY_ERRORS: Record<string, () => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new AppError('payload_too_large', `body: must be at most ${BODY_LIMIT_BYTES} bytes`),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_media_type', 'Content-Type: must be application/json'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('malformed_json', 'body: is shorter or longer than its Content-Length'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('malformed_json', 'body: is empty; send a JSON object'),
+  FST_ERR_BAD_URL: () => new AppError('validation_failed', 'path: is not a valid URL (bad percent-encoding)'),
+  FST_ERR_ASYNC_CONSTRAINT: () => new AppError('validation_failed', 'request: is not valid')
+}
+
+/** Turns any thrown value into the AppError to answer with; unknown errors are 500s. */
+export function toAppError (err: unknown): AppError {
+  if (isAppError(err)) return err
+  const code = (err as FastifyError | undefined)?.code
+  const known = code === undefined ? undefined : FASTIFY_ERRORS[code]
+  if (known !== undefined) return known()
+  return new AppError('internal_error', 'the server failed to answer; the request id identifies it in the logs')
+}
+
+export function sendError (reply: FastifyReply, error: AppError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
+}
+
+/**
+ * @example registerErrorHandling(app) // once, before the routes
+ */
+export function registerErrorHandling (app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const error = toAppError(err)
+    if (error.code === 'internal_error') {
+      request.log.error({ err }, 'internal error')
+    } else if (error.code === 'unavailable') {
+      request.log.warn({ err: (err as Error).cause ?? err }, 'store unavailable')
+    }
+    return sendError(reply, error)
+  })
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.url)}: no such route; see /v1/openapi.json`)))
+}
+
+function pathOf (url: string): string {
+  const path = url.split('?')[0] ?? ''
+  return path.length > 100 ? `${path.slice(0, 100)}…` : path
+}
+
+/** What Node's HTTP parser rejects before any route runs. */
+function clientError (err: NodeJS.ErrnoException): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('request_timeout', 'request: headers must arrive within 10 s and the whole request within 30 s')
+    default:
+      return new AppError('validation_failed', 'request: is not valid HTTP/1.1')
+  }
+}
+
+/** Fastify's `clientErrorHandler`: writes the Error body on the raw socket, then closes it. */
+export function handleClientError (err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy()
+    return
+  }
+  const error = clientError(err)
+  const body = JSON.stringify(error.toBody())
+  socket.end([
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${randomUUID()}`,
+    'Connection: close',
+    '',
+    body
+  ].join('\r\n'))
+}

@@ -1,0 +1,44 @@
+/**
+ * The `application/json` body parser. JSON.parse rounds integers above 2^53 - 1
+ * and keeps the last of duplicate keys; this parser keeps every integer exact
+ * (a bigint past the safe range) and refuses duplicate keys with different values.
+ */
+import { parse } from 'lossless-json'
+import type { FastifyInstance } from 'fastify'
+import { AppError } from '../domain/errors.js'
+import { toInt64 } from '../schemas/kinds.js'
+
+const INTEGER_LITERAL = /^-?[0-9]+$/
+
+// No field of this API takes a fraction: a literal with a fraction or an exponent
+// can only be invalid, and NaN fails every integer check without rounding 1.0000000000000001 into 1.
+function parseNumber (literal: string): number | bigint {
+  return INTEGER_LITERAL.test(literal) ? toInt64(BigInt(literal)) : Number.NaN
+}
+
+/**
+ * Parses a request body exactly.
+ * @throws AppError malformed_json
+ * @example parseJsonBody('{"categoryId":9007199254740993}') // { categoryId: 9007199254740993n }
+ */
+export function parseJsonBody (text: string): unknown {
+  if (text.trim() === '') throw new AppError('malformed_json', 'body: is empty; send a JSON object')
+  try {
+    return parse(text, null, parseNumber)
+  } catch (err) {
+    if (err instanceof RangeError) throw new AppError('malformed_json', 'body: JSON is nested too deeply')
+    throw new AppError('malformed_json', `body: is not valid JSON (${(err as Error).message})`)
+  }
+}
+
+/** Makes `application/json` (any parameters, e.g. charset) the one body type the API takes. */
+export function registerJsonBody (app: FastifyInstance): void {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string))
+    } catch (err) {
+      done(err as Error, undefined)
+    }
+  })
+}

@@ -1,0 +1,42 @@
+/**
+ * Bearer API keys (RFC 6750) on everything under /v1 but the OpenAPI document,
+ * unknown routes and methods included.
+ */
+import type { FastifyInstance } from 'fastify'
+import type { ApiKeyVerifier, Caller } from '../../domain/api-keys.js'
+import { AppError } from '../../domain/errors.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller; set on every request under /v1 that passed auth. */
+    caller: Caller | undefined
+  }
+}
+
+const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
+// The scheme is case-insensitive (RFC 9110 §11.1); the token is RFC 6750's b64token.
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
+
+export function requiresKey (url: string): boolean {
+  const path = url.split('?', 1)[0]!
+  return (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
+}
+
+export function registerAuth (app: FastifyInstance, verifier: ApiKeyVerifier): void {
+  app.decorateRequest('caller', undefined)
+  // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
+  app.addHook('onRequest', async (request) => {
+    if (!requiresKey(request.url)) return
+    const header = request.headers.authorization
+    const token = header === undefined ? undefined : BEARER.exec(header)?.[1]
+    if (token === undefined) {
+      throw new AppError('unauthorized', 'Authorization: send the API key as Authorization: Bearer <key>',
+        { 'www-authenticate': 'Bearer realm="petstore"' })
+    }
+    request.caller = await verifier.verify(token)
+    if (request.caller === undefined) {
+      throw new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
+        { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
+    }
+  })
+}

@@ -1,0 +1,44 @@
+/**
+ * Deprecated operations (route config `sunset`): every response, errors and 401s
+ * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
+ * sunset instant on the operation answers 410 Gone.
+ */
+import type { FastifyInstance } from 'fastify'
+import { AppError } from '../../domain/errors.js'
+import { baseUrlOf, docsUrlOf } from '../public-url.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on a deprecated route: the instant it was deprecated. */
+    deprecatedAt?: Date
+  }
+}
+
+export interface DeprecationOptions {
+  sunset: Date
+  publicBaseUrl: string | undefined
+  /** The clock; injectable so tests can stand after the sunset. */
+  now: () => Date
+}
+
+/** Registered before auth, so that a 401 carries the headers too. */
+export function registerDeprecationHeaders (app: FastifyInstance, options: DeprecationOptions): void {
+  app.addHook('onRequest', async (request, reply) => {
+    const deprecatedAt = request.routeOptions.config.deprecatedAt
+    if (deprecatedAt === undefined) return
+    const base = baseUrlOf(request, options.publicBaseUrl)
+    reply.headers({
+      deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
+      sunset: options.sunset.toUTCString(),
+      link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+    })
+  })
+}
+
+/** Registered after auth: 410 only for a caller with a valid key. */
+export function registerSunset (app: FastifyInstance, options: DeprecationOptions): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return
+    throw new AppError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
+  })
+}

@@ -1,0 +1,60 @@
+/**
+ * Prometheus metrics: requests by operation and status, latency, calls of
+ * deprecated operations by API key name (whom to warn before removal), store errors.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { FastifyInstance } from 'fastify'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The metrics label of the route: its operationId, or a name for the routes around the API. */
+    operation?: string
+  }
+}
+
+export class Metrics {
+  readonly registry = new Registry()
+  readonly requests = new Counter({
+    name: 'petstore_http_requests_total',
+    help: 'HTTP requests answered, by operation and status code.',
+    labelNames: ['operation', 'status'] as const,
+    registers: [this.registry]
+  })
+
+  readonly latency = new Histogram({
+    name: 'petstore_http_request_duration_seconds',
+    help: 'Time from the first byte of a request to the last byte of its response.',
+    labelNames: ['operation'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry]
+  })
+
+  readonly deprecatedCalls = new Counter({
+    name: 'petstore_deprecated_calls_total',
+    help: 'Authenticated calls of deprecated operations, by operation and API key name.',
+    labelNames: ['operation', 'key'] as const,
+    registers: [this.registry]
+  })
+
+  readonly storeErrors = new Counter({
+    name: 'petstore_store_errors_total',
+    help: 'Requests answered 503 because the database was unavailable.',
+    registers: [this.registry]
+  })
+
+  constructor () {
+    collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
+  }
+}
+
+export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const operation = request.routeOptions.config.operation ?? 'unmatched'
+    metrics.requests.inc({ operation, status: reply.statusCode })
+    metrics.latency.observe({ operation }, reply.elapsedTime / 1000)
+    if (request.routeOptions.config.deprecatedAt !== undefined && request.caller !== undefined) {
+      metrics.deprecatedCalls.inc({ operation, key: request.caller.keyName })
+    }
+    if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
+  })
+}

@@ -1,0 +1,18 @@
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+
+const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** Fastify's `genReqId`: the client's X-Request-Id when it is safe to echo and log, else a new UUID. */
+export function requestIdOf (request: IncomingMessage): string {
+  const sent = request.headers['x-request-id']
+  return typeof sent === 'string' && CLIENT_ID.test(sent) ? sent : randomUUID()
+}
+
+/** Every response carries the id its log lines carry. */
+export function registerRequestId (app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+}

@@ -1,0 +1,15 @@
+import type { FastifyRequest } from 'fastify'
+
+/**
+ * The API's base address (ending in /v1) as the caller sees it: PUBLIC_BASE_URL
+ * when set, else built from the request's Host header.
+ * @example baseUrlOf(request, undefined) // 'http://127.0.0.1:8080/v1'
+ */
+export function baseUrlOf (request: FastifyRequest, publicBaseUrl: string | undefined): string {
+  return publicBaseUrl ?? `${request.protocol}://${request.host}/v1`
+}
+
+/** The interactive docs page next to the base address: …/v1 becomes …/docs. */
+export function docsUrlOf (baseUrl: string): string {
+  return `${baseUrl.replace(/\/v1$/, '')}/docs`
+}

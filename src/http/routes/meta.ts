@@ -1,0 +1,49 @@
+/**
+ * Around the API, no key needed: health, readiness, metrics, the OpenAPI
+ * document and the interactive docs page.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { stringify } from 'yaml'
+import { AppError } from '../../domain/errors.js'
+import type { Store } from '../../store/store.js'
+import type { Metrics } from '../plugins/metrics.js'
+import { baseUrlOf } from '../public-url.js'
+
+export interface MetaRoutesOptions {
+  store: Store
+  metrics: Metrics
+  publicBaseUrl: string | undefined
+  stagingBaseUrl: string | undefined
+  /** True once shutdown has begun: /readyz answers 503 so load balancers stop sending. */
+  isDraining: () => boolean
+}
+
+/** The OpenAPI document with `servers` for this deployment (production, then staging). */
+export function openApiDocumentFor (app: FastifyInstance, request: FastifyRequest, options: MetaRoutesOptions): Record<string, unknown> {
+  const servers = [{ url: baseUrlOf(request, options.publicBaseUrl), description: 'Production' }]
+  if (options.stagingBaseUrl !== undefined) servers.push({ url: options.stagingBaseUrl, description: 'Staging' })
+  return { ...(app.swagger() as unknown as Record<string, unknown>), servers }
+}
+
+export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOptions): void {
+  const hide = { hide: true }
+
+  app.get('/healthz', { schema: hide, config: { operation: 'healthz' } }, async () => ({ status: 'ok' }))
+
+  app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, async () => {
+    if (options.isDraining()) throw new AppError('unavailable', 'shutting down', { 'retry-after': '1' })
+    await options.store.ping()
+    return { status: 'ready' }
+  })
+
+  app.get('/metrics', { schema: hide, config: { operation: 'metrics' } }, async (_request, reply) => {
+    reply.type(options.metrics.registry.contentType)
+    return await options.metrics.registry.metrics()
+  })
+
+  app.get('/v1/openapi.json', { schema: hide, config: { operation: 'openapi' } }, async (request) =>
+    openApiDocumentFor(app, request, options))
+
+  app.get('/v1/openapi.yaml', { schema: hide, config: { operation: 'openapi' } }, async (request, reply) =>
+    reply.type('application/yaml').send(stringify(openApiDocumentFor(app, request, options))))
+}

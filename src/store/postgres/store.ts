@@ -1,0 +1,219 @@
+/**
+ * The PostgreSQL store (`pg` with a pool). Any number of instances may share one
+ * database: ids come from one identity sequence, idempotency keys are taken
+ * under an advisory lock, migrations under another.
+ */
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { toInt64, type Int64 } from '../../schemas/kinds.js'
+import type { Pet, PetStatus } from '../../schemas/pets.js'
+import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store } from '../store.js'
+import { translatePostgresError } from './errors.js'
+import { MIGRATIONS } from './migrations.js'
+import { exportPages } from '../export-pages.js'
+
+/** A row of `pets` as pg returns it: BIGINT arrives as a decimal string. */
+interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
+interface ApiKeyRow { id: string, name: string, key_hash: string, created_at: Date, revoked_at: Date | null }
+interface IdempotencyRow { scope: string, key: string, fingerprint: string, pet_id: string, created_at: string }
+
+function rowToPet (row: PetRow): Pet {
+  return { id: toInt64(BigInt(row.id)), name: row.name, categoryId: toInt64(BigInt(row.category_id)), status: row.status }
+}
+
+function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    keyHash: row.key_hash,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString()
+  }
+}
+
+const PET_COLUMNS = 'id, name, category_id, status'
+// Any constant unique to this service: migrations of several instances run one at a time.
+const MIGRATION_LOCK = 7_370_736_174
+
+export interface PostgresOptions {
+  /** Pool size per process. */
+  maxConnections?: number
+  /** Bounds every wait on the database, so an outage answers 503 instead of hanging. */
+  timeoutMs?: number
+}
+
+/**
+ * @example const store = await openPostgresStore('postgres://postgres@127.0.0.1/test')
+ */
+export async function openPostgresStore (url: string, options: PostgresOptions = {}): Promise<Store> {
+  const timeoutMs = options.timeoutMs ?? 5_000
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    idleTimeoutMillis: 30_000
+  })
+  // An idle connection that dies (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+
+  async function transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect()
+    try {
+      await client.query('BEGIN')
+      const result = await work(client)
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw err
+    } finally {
+      client.release()
+    }
+  }
+
+  async function findPets (client: pg.ClientBase | pg.Pool, ids: Array<Int64 | string>): Promise<Map<string, Pet>> {
+    const { rows } = await client.query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ANY($1::bigint[])`, [ids.map(String)])
+    return new Map(rows.map((row) => [row.id, rowToPet(row)]))
+  }
+
+  async function createPets (client: pg.PoolClient, requests: CreateRequest[], now: number, notBefore: number): Promise<CreateOutcome[]> {
+    const keyed = requests.flatMap((request) => request.idempotency === undefined ? [] : [request.idempotency])
+    const seen = new Map<string, IdempotencyRow>()
+    if (keyed.length > 0) {
+      // Same key from two instances at once: the second waits here, then replays the first.
+      await client.query(`SELECT pg_advisory_xact_lock(h) FROM (
+          SELECT DISTINCT hashtextextended(s || E'\\n' || k, 0) AS h FROM unnest($1::text[], $2::text[]) AS t(s, k) ORDER BY h) AS locks`,
+      [keyed.map((i) => i.scope), keyed.map((i) => i.key)])
+      const { rows } = await client.query<IdempotencyRow>(
+        `SELECT scope, key, fingerprint, pet_id, created_at FROM idempotency_keys
+          WHERE (scope, key) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND created_at >= $3`,
+        [keyed.map((i) => i.scope), keyed.map((i) => i.key), notBefore])
+      for (const row of rows) seen.set(`${row.scope}\n${row.key}`, row)
+    }
+    const replayedPets = await findPets(client, [...seen.values()].map((row) => row.pet_id))
+
+    const toCreate = requests.filter((request) => {
+      const idem = request.idempotency
+      return idem === undefined || !seen.has(`${idem.scope}\n${idem.key}`)
+    })
+    const { rows: ids } = await client.query<{ id: string }>(
+      "SELECT nextval(pg_get_serial_sequence('pets', 'id'))::text AS id FROM generate_series(1, $1)", [toCreate.length])
+    const created = new Map<CreateRequest, Pet>()
+    toCreate.forEach((request, index) => created.set(request, { id: toInt64(BigInt(ids[index]!.id)), ...request.pet }))
+    if (toCreate.length > 0) {
+      await client.query(
+        'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
+        [ids.map((row) => row.id), toCreate.map((r) => r.pet.name), toCreate.map((r) => String(r.pet.categoryId)), toCreate.map((r) => r.pet.status)])
+      const newKeys = toCreate.filter((request) => request.idempotency !== undefined)
+      if (newKeys.length > 0) {
+        await client.query(
+          `INSERT INTO idempotency_keys (scope, key, fingerprint, pet_id, created_at)
+            SELECT s, k, f, p, $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS t(s, k, f, p)
+            ON CONFLICT (scope, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, pet_id = EXCLUDED.pet_id, created_at = EXCLUDED.created_at`,
+          [newKeys.map((r) => r.idempotency!.scope), newKeys.map((r) => r.idempotency!.key), newKeys.map((r) => r.idempotency!.fingerprint),
+            newKeys.map((r) => String(created.get(r)!.id)), now])
+      }
+    }
+
+    return requests.map((request): CreateOutcome => {
+      const pet = created.get(request)
+      if (pet !== undefined) return { kind: 'created', pet }
+      const row = seen.get(`${request.idempotency!.scope}\n${request.idempotency!.key}`)!
+      if (row.fingerprint !== request.idempotency!.fingerprint) return { kind: 'key_reused' }
+      return { kind: 'replayed', pet: replayedPets.get(row.pet_id)! }
+    })
+  }
+
+  const store: Store = {
+    kind: 'postgres',
+
+    async migrate () {
+      return await transaction(async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
+        const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+        const done = new Set(rows.map((row) => row.version))
+        const applied: number[] = []
+        for (const migration of MIGRATIONS) {
+          if (done.has(migration.version)) continue
+          await client.query(migration.sql)
+          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
+          applied.push(migration.version)
+        }
+        return applied
+      })
+    },
+
+    async ping () {
+      await pool.query('SELECT 1')
+    },
+
+    async close () {
+      await pool.end()
+    },
+
+    async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
+      const { rows } = status === undefined
+        ? await pool.query<PetRow>({ name: 'list-pets', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, values: [String(afterId), limit] })
+        : await pool.query<PetRow>({ name: 'list-pets-status', text: `SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, values: [status, String(afterId), limit] })
+      return rows.map(rowToPet)
+    },
+
+    async findPet (id) {
+      const { rows } = await pool.query<PetRow>({ name: 'find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, values: [String(id)] })
+      return rows[0] === undefined ? undefined : rowToPet(rows[0])
+    },
+
+    async createPets (requests, idempotencyTtlMs) {
+      const now = Date.now()
+      return await transaction((client) => createPets(client, requests, now, now - idempotencyTtlMs))
+    },
+
+    async importPets (pets) {
+      await transaction(async (client) => {
+        await client.query(
+          'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
+          [pets.map((p) => String(p.id)), pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
+        // Ids given by the import must not be handed out again by the sequence.
+        await client.query("SELECT setval(pg_get_serial_sequence('pets', 'id'), GREATEST((SELECT max(id) FROM pets), 1))")
+      })
+    },
+
+    exportPets (pageSize) {
+      return exportPages((options) => store.listPets(options), pageSize)
+    },
+
+    async sweepIdempotencyKeys (olderThan) {
+      const { rowCount } = await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1', [olderThan.getTime()])
+      return rowCount ?? 0
+    },
+
+    async insertApiKey (name, keyHash) {
+      const { rows } = await pool.query<ApiKeyRow>('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2) RETURNING *', [name, keyHash])
+      return rowToApiKey(rows[0]!)
+    },
+
+    async findApiKeyByHash (keyHash) {
+      const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [keyHash])
+      return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
+    },
+
+    async listApiKeys () {
+      const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY id')
+      return rows.map(rowToApiKey)
+    },
+
+    async revokeApiKey (name) {
+      const { rowCount } = await pool.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name])
+      return (rowCount ?? 0) > 0
+    },
+
+    async secret (name) {
+      await pool.query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, randomBytes(32)])
+      const { rows } = await pool.query<{ value: Buffer }>('SELECT value FROM secrets WHERE name = $1', [name])
+      return rows[0]!.value
+    }
+  }
+  return translatePostgresError(store)
+}

@@ -1,0 +1,150 @@
+/**
+ * Starts the real service on a random free port, on a real database: a fresh
+ * SQLite file, or a fresh PostgreSQL schema when TEST_DATABASE_URL is set.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import { buildApp, type App } from '../src/app.js'
+import { parseConfig, type Config } from '../src/config.js'
+import { createLogger } from '../src/logger.js'
+import { openStore } from '../src/store/open-store.js'
+import type { Store } from '../src/store/store.js'
+
+export const TEST_KEY = 'test-key-0123456789abcdef'
+export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
+export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
+
+export interface Backend {
+  name: 'sqlite' | 'postgres'
+  /** A reason to skip, shown once by the test runner. */
+  skip: string | false
+}
+
+/**
+ * The databases every API test runs against.
+ * @example for (const backend of backends()) describe(`${backend.name}: GET /v1/pets`, { skip: backend.skip }, () => {…})
+ */
+export function backends (): Backend[] {
+  return [
+    { name: 'sqlite', skip: false },
+    { name: 'postgres', skip: process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set: PostgreSQL tests skipped' : false }
+  ]
+}
+
+export interface TestDatabase {
+  url: string
+  drop: () => Promise<void>
+}
+
+/** A database nobody else uses: a new SQLite file, or a new PostgreSQL schema. */
+export async function createTestDatabase (backend: Backend['name']): Promise<TestDatabase> {
+  if (backend === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
+    return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+  }
+  const adminUrl = process.env.TEST_DATABASE_URL
+  if (adminUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
+  const schema = `test_${randomBytes(6).toString('hex')}`
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`CREATE SCHEMA ${schema}`)
+  await admin.end()
+  const url = new URL(adminUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.href,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: adminUrl })
+      await client.connect()
+      await client.query(`DROP SCHEMA ${schema} CASCADE`)
+      await client.end()
+    }
+  }
+}
+
+export interface TestServer {
+  /** Base URL of the API, ending in /v1. */
+  api: string
+  /** Origin: http://127.0.0.1:PORT */
+  origin: string
+  app: App
+  store: Store
+  database: TestDatabase
+  /** Every log line written so far, parsed. */
+  logs: () => Array<Record<string, unknown>>
+  /** The raw log text, for searching. */
+  logText: () => string
+  close: () => Promise<void>
+}
+
+export interface StartOptions {
+  backend?: Backend['name']
+  env?: Record<string, string>
+  now?: () => Date
+  /** Reuse a database (a restart); by default a fresh one is made and dropped at close. */
+  database?: TestDatabase
+}
+
+export async function startTestServer (options: StartOptions = {}): Promise<TestServer> {
+  const database = options.database ?? await createTestDatabase(options.backend ?? 'sqlite')
+  const config: Config = parseConfig({
+    PETSTORE_API_KEYS: TEST_KEY,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT: '0',
+    ...options.env,
+    DATABASE_URL: database.url
+  })
+  const lines: string[] = []
+  const sink = new Writable({
+    write (chunk, _encoding, done) {
+      lines.push(...String(chunk).split('\n').filter((line) => line !== ''))
+      done()
+    }
+  })
+  const store = await openStore(database.url)
+  await store.migrate()
+  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now })
+  const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
+  return {
+    api: `${origin}/v1`,
+    origin,
+    app,
+    store,
+    database,
+    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    logText: () => lines.join('\n'),
+    close: async () => {
+      await app.close()
+      await store.close()
+      if (options.database === undefined) await database.drop()
+    }
+  }
+}
+
+/** POSTs a JSON body (a string is sent as it is) with the test key. */
+export async function post (server: TestServer, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return await fetch(`${server.api}${path}`, {
+    method: 'POST',
+    headers: { ...JSON_AUTH, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body)
+  })
+}
+
+/** GETs with the test key. */
+export async function get (server: TestServer, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  return await fetch(`${server.api}${path}`, { headers: { ...AUTH, ...headers } })
+}
+
+/** Asserts the spec's Error body, exactly, and returns it. */
+export async function errorBody (response: Response): Promise<{ code: string, message: string, status: number }> {
+  const text = await response.text()
+  const body = JSON.parse(text) as { code: string, message: string, status: number }
+  if (!response.headers.get('content-type')?.startsWith('application/json')) throw new Error(`not JSON: ${response.headers.get('content-type')}`)
+  if (Object.keys(body).sort().join() !== 'code,message,status') throw new Error(`not the Error body: ${text}`)
+  if (body.status !== response.status) throw new Error(`status ${body.status} in a ${response.status} response`)
+  return body
+}
