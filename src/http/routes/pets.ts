@@ -11,6 +11,13 @@ import type { Int64 } from '../../schemas/kinds.js'
 import { LIMIT_DEFAULT, ListPetsQuery, NewPet, Pet, PetParams, Pets, type PetStatus } from '../../schemas/pets.js'
 import { baseUrlOf } from '../public-url.js'
 
+declare module 'fastify' {
+  interface FastifySchema {
+    /** When a deprecated operation is removed (published in the OpenAPI document). */
+    'x-sunset'?: string
+  }
+}
+
 export interface PetRoutesOptions {
   catalogue: PetCatalogue
   publicBaseUrl: string | undefined
@@ -137,6 +144,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         'Every response carries `Deprecation`, `Sunset` and `Link` headers; from the sunset on, the operation answers 410.',
       tags: ['pets'],
       deprecated: true,
+      'x-sunset': options.sunset.toISOString(),
       params: PetParams,
       response: {
         200: { ...Pet, description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders } },
