@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { describe, it } from 'node:test'
+import { ConfigError, SETTINGS, parseConfig } from '../src/config.js'
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = parseConfig({})
+    assert.equal(config.databaseUrl, 'sqlite:./data/petstore.db')
+    assert.equal(config.port, 8080)
+    assert.equal(config.host, '127.0.0.1')
+    assert.equal(config.logLevel, 'info')
+    assert.equal(config.workers, 1)
+    assert.equal(config.rateLimit, 6000)
+    assert.equal(config.getPetSunset.toISOString(), '2030-12-05T00:00:00.000Z')
+    assert.deepEqual(config.apiKeys, [])
+    assert.ok(Object.isFrozen(config))
+  })
+
+  it('takes flags over the environment', () => {
+    assert.equal(parseConfig({ PORT: '9000' }, { port: '9001' }).port, 9001)
+  })
+
+  it('reads WORKERS=auto as one per core, keys as a comma-separated list, base URLs without a trailing slash', () => {
+    assert.ok(parseConfig({ WORKERS: 'auto' }).workers >= 1)
+    assert.deepEqual(parseConfig({ PETSTORE_API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb' }).apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb'])
+    assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1/' }).publicBaseUrl, 'https://api.example.com/v1')
+  })
+
+  it('says the variable and the rule in one line', () => {
+    assert.throws(() => parseConfig({ PORT: '0' }), new ConfigError('PORT: must be an integer from 1 to 65535'))
+    assert.throws(() => parseConfig({ DATABASE_URL: 'mysql://x' }), /^ConfigError: DATABASE_URL: must start with sqlite: or postgres:\/\/$/)
+  })
+
+  it('lists every setting in .env.example with its default', () => {
+    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+    for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)
+  })
+})

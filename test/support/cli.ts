@@ -1,0 +1,54 @@
+/**
+ * Runs the real `petstore` CLI from source in a child process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
+const TSX = import.meta.resolve('tsx')
+
+/** Spawns `petstore ARGS…`; stdout and stderr are collected as text. */
+export function spawnCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): ChildProcess & { output: { stdout: string, stderr: string } } {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  }) as ChildProcess & { output: { stdout: string, stderr: string } }
+  child.output = { stdout: '', stderr: '' }
+  child.stdout!.on('data', (chunk) => { child.output.stdout += String(chunk) })
+  child.stderr!.on('data', (chunk) => { child.output.stderr += String(chunk) })
+  return child
+}
+
+/** Runs `petstore ARGS…` to its end. */
+export async function runCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): Promise<{ code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }> {
+  const child = spawnCli(args, options)
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])))
+  await new Promise((resolve) => setImmediate(resolve))
+  return { code, signal, ...child.output }
+}
+
+/** A TCP port that was free a moment ago. */
+export async function freePort (): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** Polls until `url` answers 200, or fails after `timeoutMs`. */
+export async function waitUntilUp (url: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`${url} did not come up within ${timeoutMs} ms`)
+}
