@@ -29,16 +29,27 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
 
 const PET_COLUMNS = 'id, name, category_id, status'
 
+// Writers of other processes (WORKERS, the CLI) hold the lock for one transaction at most.
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * WAL lets readers run beside the one writer; synchronous=FULL fsyncs the WAL at
+ * every commit, so a 201 survives a power cut. Integers come back as bigint (exact int64).
+ */
+export function configureConnection (db: Database.Database): void {
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.defaultSafeIntegers(true)
+}
+
 /**
  * Opens (creating when missing) the SQLite database at `path`.
  * @example const store = openSqliteStore('./data/petstore.db'); await store.migrate()
  */
 export function openSqliteStore (path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { timeout: 5000 })
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.defaultSafeIntegers(true)
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
+  configureConnection(db)
 
   // Statements are prepared on first use: the tables exist only after migrate().
   const cache = new Map<string, Database.Statement>()
