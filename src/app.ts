@@ -51,6 +51,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
+    // While closing, a request that still arrives on an open connection is served, not refused:
+    // the store closes only after the server (a rolling restart loses no request).
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
     clientErrorHandler: handleClientError,
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
