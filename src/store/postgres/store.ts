@@ -32,7 +32,8 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
 }
 
 const PET_COLUMNS = 'id, name, category_id, status'
-// Any constant unique to this service: migrations of several instances run one at a time.
+// Any constant unique to this service, hashed with the schema: migrations of several
+// instances on one schema run one at a time, while other schemas do not wait.
 const MIGRATION_LOCK = 7_370_736_174
 
 export interface PostgresOptions {
@@ -59,16 +60,24 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
   async function transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect()
+    // A connection that failed below SQL (lost, timed out mid-query) is never given back to the pool.
+    let broken = false
+    // The pool listens for errors of idle connections only: without this, a connection lost
+    // mid-transaction would emit 'error' with no listener and crash the process.
+    const onLost = (): void => { broken = true }
+    client.on('error', onLost)
     try {
       await client.query('BEGIN')
       const result = await work(client)
       await client.query('COMMIT')
       return result
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
+      broken = !(err instanceof pg.DatabaseError)
+      if (!broken) await client.query('ROLLBACK').catch(() => { broken = true })
       throw err
     } finally {
-      client.release()
+      if (!broken) client.removeListener('error', onLost)
+      client.release(broken)
     }
   }
 
@@ -130,7 +139,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
     async migrate () {
       return await transaction(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
         await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
         const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
         const done = new Set(rows.map((row) => row.version))
@@ -175,8 +184,11 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
         await client.query(
           'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
           [pets.map((p) => String(p.id)), pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
-        // Ids given by the import must not be handed out again by the sequence.
-        await client.query("SELECT setval(pg_get_serial_sequence('pets', 'id'), GREATEST((SELECT max(id) FROM pets), 1))")
+        // Ids given by the import must not be handed out again by the sequence; it only ever
+        // moves up, since a create in flight elsewhere may hold a value above max(id).
+        await client.query(`SELECT setval(seq, imported) FROM (
+            SELECT pg_get_serial_sequence('pets', 'id') AS seq, max(id) AS imported FROM pets) AS t
+          WHERE imported > COALESCE(pg_sequence_last_value(seq::regclass), 0)`)
       })
     },
 
