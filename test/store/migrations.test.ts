@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import pg from 'pg'
 import { openStore } from '../../src/store/open-store.js'
@@ -9,7 +8,6 @@ import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migr
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { backends, createTestDatabase } from '../helper.js'
 
-const run = promisify(execFile)
 const [, postgres] = backends()
 
 describe('migrations at the same moment', () => {
@@ -33,20 +31,25 @@ describe('migrations at the same moment', () => {
     }
   })
 
-  it('sqlite: four processes migrating one fresh file at the same instant all succeed, and the file is migrated once', async () => {
+  it('sqlite: a store migrating while another process is in the middle of migrating the same file waits for it, then has nothing to apply', async () => {
     const database = await createTestDatabase('sqlite')
+    const path = database.url.slice('sqlite:'.length)
     try {
-      const at = String(Date.now() + 2_500) // every process is started and waiting by then
-      const outputs = await Promise.all([1, 2, 3, 4].map(async () =>
-        (await run(process.execPath, ['--import', 'tsx', 'test/support/migrate-at.ts', database.url, at])).stdout))
-      const applied = outputs.flatMap((out) => JSON.parse(out) as number[])
-      const all = SQLITE_MIGRATIONS.map((m) => m.version)
-      assert.deepEqual(applied.sort(), all, 'each version applied by exactly one process')
+      const peer = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-migrating-peer.ts', path, '500'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const peerDone = new Promise((resolve) => peer.once('exit', resolve))
+      await new Promise<void>((resolve) => peer.stdout.once('data', () => resolve())) // it holds the write lock now
+      const store = await openStore(database.url)
+      try {
+        assert.deepEqual(await store.migrate(), [])
+      } finally {
+        await store.close()
+      }
+      assert.equal(await peerDone, 0)
 
-      const db = new Database(database.url.slice('sqlite:'.length), { readonly: true })
+      const db = new Database(path, { readonly: true })
       const rows = db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>
       db.close()
-      assert.deepEqual(rows.map((row) => row.version), all)
+      assert.deepEqual(rows.map((row) => row.version), SQLITE_MIGRATIONS.map((m) => m.version))
     } finally {
       await database.drop()
     }
