@@ -57,7 +57,7 @@ describe('postgres: the database behind a cut network', { skip: postgres!.skip }
     committed.push(...await createdIds(responses))
   })
 
-  for (const mode of ['reset', 'hang'] as CutMode[]) {
+  for (const mode of ['reset', 'hang', 'stall'] as CutMode[]) {
     it(`answers 503 unavailable with Retry-After, within ${BOUND_MS} ms, while the network is cut (${mode}), then recovers by itself`, async () => {
       proxy.cut(mode)
       try {

@@ -5,15 +5,18 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 
 /**
- * How a cut behaves: `reset` refuses new connections at once (a crashed host);
- * `hang` accepts them and never answers (a dropped network), so only timeouts end the wait.
+ * How a cut behaves. `reset`: established connections are destroyed and new ones
+ * refused at once (a crashed host). `hang`: established connections are destroyed
+ * and new ones accepted but never answered (a dropped route). `stall`: nothing is
+ * destroyed, nothing gets through (a silent partition): only timeouts end the waits.
  */
-export type CutMode = 'reset' | 'hang'
+export type CutMode = 'reset' | 'hang' | 'stall'
 
 export class TcpProxy {
   readonly #server: Server
   readonly #target: { host: string, port: number }
   readonly #sockets = new Set<Socket>()
+  readonly #pairs = new Set<[Socket, Socket]>()
   #cut: CutMode | undefined
 
   private constructor (server: Server, target: { host: string, port: number }) {
@@ -33,15 +36,21 @@ export class TcpProxy {
     return (this.#server.address() as { port: number }).port
   }
 
-  /** Destroys every established connection, both sides, and refuses or stalls new ones until restore(). */
+  /** Cuts the network as `mode` says, until restore(). */
   cut (mode: CutMode = 'reset'): void {
     this.#cut = mode
-    this.#destroyAll()
+    if (mode !== 'stall') return this.#destroyAll()
+    for (const [client, upstream] of this.#pairs) {
+      client.unpipe(upstream)
+      upstream.unpipe(client)
+      client.pause()
+      upstream.pause()
+    }
   }
 
   restore (): void {
     this.#cut = undefined
-    this.#destroyAll() // connections stalled by a hang: their callers have given up
+    this.#destroyAll() // connections stalled by a hang or a stall: their callers have given up
   }
 
   async close (): Promise<void> {
@@ -62,13 +71,15 @@ export class TcpProxy {
   #accept (client: Socket): void {
     this.#track(client)
     if (this.#cut === 'reset') return void client.resetAndDestroy()
-    if (this.#cut === 'hang') return
+    if (this.#cut !== undefined) return // hang or stall: accepted, never answered
     const upstream = createConnection(this.#target)
     this.#track(upstream)
+    const pair: [Socket, Socket] = [client, upstream]
+    this.#pairs.add(pair)
     client.pipe(upstream)
     upstream.pipe(client)
     // One side gone: the other goes too, so the server sees its client leave (and rolls back).
-    client.once('close', () => upstream.destroy())
+    client.once('close', () => { upstream.destroy(); this.#pairs.delete(pair) })
     upstream.once('close', () => client.destroy())
   }
 }
