@@ -5,6 +5,7 @@ import Database from 'better-sqlite3'
 import pg from 'pg'
 import { openStore } from '../../src/store/open-store.js'
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js'
+import { MIGRATION_LOCK } from '../../src/store/postgres/store.js'
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { backends, createTestDatabase } from '../helper.js'
 
@@ -27,6 +28,26 @@ describe('migrations at the same moment', () => {
       assert.deepEqual(rows.map((row) => row.version), all)
     } finally {
       await Promise.all(stores.map(async (store) => await store.close()))
+      await database.drop()
+    }
+  })
+
+  it('postgres: a store waits for another instance\'s long migration, past its query timeout, instead of failing to start', { skip: postgres!.skip }, async () => {
+    const database = await createTestDatabase('postgres')
+    const other = new pg.Client({ connectionString: database.url })
+    await other.connect()
+    const store = await openStore(database.url, { timeoutMs: 300 })
+    try {
+      // The other instance holds the migration lock for a while (a slow migration).
+      await other.query('BEGIN')
+      await other.query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
+      const migrating = store.migrate()
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      await other.query('COMMIT')
+      assert.deepEqual(await migrating, POSTGRES_MIGRATIONS.map((m) => m.version))
+    } finally {
+      await other.end()
+      await store.close()
       await database.drop()
     }
   })

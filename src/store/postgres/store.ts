@@ -34,7 +34,9 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
 const PET_COLUMNS = 'id, name, category_id, status'
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
-const MIGRATION_LOCK = 7_370_736_174
+export const MIGRATION_LOCK = 7_370_736_174
+// Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
+const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
 export interface PostgresOptions {
   /** Pool size per process. */
@@ -53,6 +55,10 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: timeoutMs,
     query_timeout: timeoutMs,
+    // A partition can leave the server holding our transaction (and its advisory locks) open:
+    // the server ends it, and keepalive notices the dead socket.
+    idle_in_transaction_session_timeout: 4 * timeoutMs,
+    keepAlive: true,
     idleTimeoutMillis: 30_000
   })
   // An idle connection that dies (server restart) must not crash the process; the pool replaces it.
@@ -139,15 +145,17 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
     async migrate () {
       return await transaction(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
-        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-        const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+        const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
+          await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
+        await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
+        await query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
+        const { rows } = await query<{ version: number }>('SELECT version FROM schema_migrations')
         const done = new Set(rows.map((row) => row.version))
         const applied: number[] = []
         for (const migration of MIGRATIONS) {
           if (done.has(migration.version)) continue
-          await client.query(migration.sql)
-          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
+          await query(migration.sql)
+          await query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
           applied.push(migration.version)
         }
         return applied
