@@ -43,7 +43,7 @@ for (const backend of backends()) {
       assert.doesNotMatch(cli.stdout(), /SQLITE_BUSY|"level":50/)
     })
 
-    it('served from both workers', () => {
+    it('runs two worker processes', () => {
       const pids = new Set([...cli.stdout().matchAll(/"pid":(\d+)[^\n]*"msg":"listening"/g)].map((match) => match[1]))
       assert.equal(pids.size, 2)
     })
