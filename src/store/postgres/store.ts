@@ -66,7 +66,8 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
   async function transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect()
-    // A connection that failed below SQL (lost, timed out mid-query) is never given back to the pool.
+    // After anything but an SQL error (lost, timed out mid-query) the connection's state is
+    // unknown: it is discarded (the server rolls back), never given back to the pool.
     let broken = false
     // The pool listens for errors of idle connections only: without this, a connection lost
     // mid-transaction would emit 'error' with no listener and crash the process.
