@@ -8,6 +8,7 @@ import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migr
 import { MIGRATION_LOCK } from '../../src/store/postgres/store.js'
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { backends, createTestDatabase } from '../helper.js'
+import { runCli } from '../support/cli.js'
 
 const [, postgres] = backends()
 
@@ -76,3 +77,27 @@ describe('migrations at the same moment', () => {
     }
   })
 })
+
+for (const backend of backends()) {
+  describe(`${backend.name}: petstore migrate`, { skip: backend.skip }, () => {
+    it('succeeds when run twice at once on a fresh database, and the service then starts on it', async () => {
+      const database = await createTestDatabase(backend.name)
+      try {
+        const runs = [runCli(['migrate'], { DATABASE_URL: database.url }), runCli(['migrate'], { DATABASE_URL: database.url })]
+        for (const run of runs) {
+          assert.equal(await run.exited, 0, run.stderr())
+          assert.equal(run.stdout(), 'migrations applied\n')
+        }
+        const store = await openStore(database.url)
+        try {
+          assert.deepEqual(await store.migrate(), [], 'nothing left to apply')
+          assert.deepEqual(await store.listPets({ limit: 1 }), [])
+        } finally {
+          await store.close()
+        }
+      } finally {
+        await database.drop()
+      }
+    })
+  })
+}
