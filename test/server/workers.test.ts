@@ -48,6 +48,15 @@ for (const backend of backends()) {
       assert.equal(pids.size, 2)
     })
 
+    it('replaces a worker that dies while serving', async () => {
+      const pid = /"pid":(\d+)[^\n]*"msg":"listening"/.exec(cli.stdout())![1]!
+      process.kill(Number(pid), 'SIGKILL')
+      await cli.listening(3)
+      assert.match(cli.stderr(), new RegExp(`worker ${pid} exited with SIGKILL; starting another`))
+      const response = await fetch(`${origin}/v1/pets`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ name: 'after', categoryId: 1 }) })
+      assert.equal(response.status, 201)
+    })
+
     it('stops every worker gracefully on SIGTERM to the primary and exits 0', async () => {
       cli.child.kill('SIGTERM')
       assert.equal(await cli.exited, 0)
