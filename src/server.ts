@@ -101,10 +101,84 @@ function closeOnSignals (close: () => Promise<void>): void {
   process.once('SIGINT', onSignal)
 }
 
+/** What a worker that cannot start tells the primary, before it exits 1. */
+interface StartFailed { type: 'petstore:start-failed', message: string }
+
+function isStartFailed (message: unknown): message is StartFailed {
+  return typeof message === 'object' && message !== null && (message as StartFailed).type === 'petstore:start-failed'
+}
+
+/** A worker: serve, or tell the primary in one line why it cannot. */
+async function serveAsWorker (config: Config): Promise<void> {
+  let server: RunningServer
+  try {
+    server = await startServer(config, { migrate: false })
+  } catch (err) {
+    const message = err instanceof ConfigError ? err.message : `a worker failed to start (${(err as Error).message})`
+    const failed: StartFailed = { type: 'petstore:start-failed', message }
+    process.send?.(failed, () => process.exit(1))
+    return
+  }
+  closeOnSignals(server.close)
+}
+
+/**
+ * The primary: forks the workers, replaces a worker that dies after it was
+ * serving, and stops them all on SIGTERM/SIGINT (exit 0 once each has closed).
+ * A worker that fails before it serves would fail again if forked again, so the
+ * primary stops the others and exits 1 with that worker's one-line error.
+ */
+function superviseWorkers (count: number): void {
+  const live = new Set<number>()
+  const serving = new Set<number>()
+  let stopping = false
+  let failure: string | undefined
+
+  const fork = (): void => { live.add(cluster.fork().id) }
+  const stop = (): void => {
+    if (stopping) return
+    stopping = true
+    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
+    exitWhenAllGone()
+  }
+  const exitWhenAllGone = (): void => {
+    if (live.size > 0) return
+    if (failure !== undefined) process.stderr.write(`petstore: ${failure}\n`)
+    process.exit(failure === undefined ? 0 : 1)
+  }
+
+  cluster.on('listening', (worker) => serving.add(worker.id))
+  cluster.on('message', (_worker, message: unknown) => {
+    if (isStartFailed(message)) failure ??= message.message
+  })
+  cluster.on('exit', (worker, code, signal) => {
+    const wasServing = serving.delete(worker.id)
+    const settle = (): void => {
+      live.delete(worker.id)
+      if (stopping) return exitWhenAllGone()
+      if (wasServing) {
+        process.stderr.write(`petstore: worker ${worker.process.pid} exited with ${code ?? signal}; starting another\n`)
+        return fork()
+      }
+      failure ??= `a worker exited with ${code ?? signal} before it could serve`
+      stop()
+    }
+    // Its last message (why it failed) is read before its channel closes.
+    if (worker.isConnected()) worker.once('disconnect', settle)
+    else settle()
+  })
+
+  for (let i = 0; i < count; i++) fork()
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+}
+
 /** `petstore serve`: one process, or a primary and WORKERS workers. */
 export async function serve (config: Config): Promise<void> {
-  if (config.workers <= 1 || cluster.isWorker) {
-    const server = await startServer(config, { migrate: !cluster.isWorker })
+  if (cluster.isWorker) return await serveAsWorker(config)
+  if (config.workers <= 1) {
+    const server = await startServer(config, { migrate: true })
     closeOnSignals(server.close)
     return
   }
@@ -112,20 +186,5 @@ export async function serve (config: Config): Promise<void> {
   const store = await openMigratedStore(config.databaseUrl)
   await ensureAnApiKey(store, config)
   await store.close()
-  let stopping = false
-  for (let i = 0; i < config.workers; i++) cluster.fork()
-  cluster.on('exit', (worker, code) => {
-    if (!stopping && code !== 0) {
-      process.stderr.write(`petstore: worker ${worker.process.pid} exited with ${code}; starting another\n`)
-      cluster.fork()
-    }
-    if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(0)
-  })
-  const stop = (): void => {
-    stopping = true
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
-  }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  superviseWorkers(config.workers)
 }

@@ -12,6 +12,7 @@ import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
 import { openStore } from '../src/store/open-store.js'
+import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
 
 export const TEST_KEY = 'test-key-0123456789abcdef'
@@ -85,8 +86,13 @@ export interface StartOptions {
   backend?: Backend['name']
   env?: Record<string, string>
   now?: () => Date
-  /** Reuse a database (a restart); by default a fresh one is made and dropped at close. */
+  /**
+   * Reuse a database (a restart, or a second instance on the same database);
+   * by default a fresh one is made and dropped at close.
+   */
   database?: TestDatabase
+  /** PostgreSQL pool options, e.g. short timeouts for outage tests. */
+  postgres?: PostgresOptions
 }
 
 export async function startTestServer (options: StartOptions = {}): Promise<TestServer> {
@@ -105,7 +111,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
       done()
     }
   })
-  const store = await openStore(database.url)
+  const store = await openStore(database.url, options.postgres)
   await store.migrate()
   const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
@@ -123,6 +129,18 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
       if (options.database === undefined) await database.drop()
     }
   }
+}
+
+/**
+ * The same database reached through another address (a proxy): `host:port` replaced.
+ * Dropping it drops nothing; the original owns the schema.
+ * @example const viaProxy = throughAddress(database, '127.0.0.1', proxy.port)
+ */
+export function throughAddress (database: TestDatabase, host: string, port: number): TestDatabase {
+  const url = new URL(database.url)
+  url.hostname = host
+  url.port = String(port)
+  return { url: url.href, drop: async () => {} }
 }
 
 /** POSTs a JSON body (a string is sent as it is) with the test key. */

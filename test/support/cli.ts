@@ -52,3 +52,29 @@ export async function waitUntilUp (url: string, timeoutMs = 20_000): Promise<voi
   }
   throw new Error(`${url} did not come up within ${timeoutMs} ms`)
 }
+
+export interface CliProcess {
+  child: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  /** Resolves with the exit code (or the signal's name) once the process has exited. */
+  exited: Promise<number | string>
+  /** Resolves once `count` log lines say "listening"; rejects if the process exits first. */
+  listening: (count: number) => Promise<void>
+}
+
+/**
+ * Starts `petstore ARGS…` and follows it: its output, its exit, its workers' "listening" lines.
+ * @example const cli = startCli(['serve'], { PORT: String(await freePort()) }); await cli.listening(1)
+ */
+export function startCli (args: string[], env: Record<string, string>): CliProcess {
+  const child = spawnCli(args, { env: { LOG_LEVEL: 'info', RATE_LIMIT: '0', ...env } })
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal!)))
+  const listening = async (count: number): Promise<void> => {
+    while ((child.output.stdout.match(/"msg":"listening"/g) ?? []).length < count) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`petstore exited before listening: ${child.output.stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+  return { child, stdout: () => child.output.stdout, stderr: () => child.output.stderr, exited, listening }
+}

@@ -1,18 +1,26 @@
+import pg from 'pg'
 import type { Store } from '../store.js'
 import { translateStoreErrors } from '../store-errors.js'
 
-// SQLSTATE classes a retry can cure: connection exception, insufficient resources,
-// operator intervention (57P01 admin shutdown…), transaction rollback (serialization, deadlock).
-const TRANSIENT_SQLSTATE = /^(08|53|57|40)/
+// SQLSTATEs a retry can cure (https://www.postgresql.org/docs/current/errcodes-appendix.html):
+// classes 08 connection exception, 53 insufficient resources, 57 operator intervention
+// (57P01 admin shutdown, 57014 query canceled…), 40 transaction rollback (serialization,
+// deadlock); 25006 a read-only transaction (a standby during failover); 55P03 lock timeout.
+const TRANSIENT_SQLSTATE = /^(08|53|57|40)...$|^25006$|^55P03$/
+// Socket errors of Node (ECONNREFUSED, ECONNRESET, ETIMEDOUT, EAI_AGAIN…), not its ERR_* programming errors.
+const SOCKET_ERROR = /^E(?!RR_)[A-Z_]+$/
 
-function isUnavailable (err: unknown): boolean {
+/** True when the database could not be reached or answer in time: a retry may succeed. */
+export function isPostgresUnavailable (err: unknown): boolean {
   if (!(err instanceof Error)) return false
+  if (err instanceof pg.DatabaseError) return TRANSIENT_SQLSTATE.test(err.code ?? '')
   const code = (err as NodeJS.ErrnoException).code
-  if (typeof code === 'string') return TRANSIENT_SQLSTATE.test(code) || /^E[A-Z]+$/.test(code) // SQLSTATE, or a socket error (ECONNREFUSED…)
-  // pg reports a lost connection and its timeouts as plain Errors without a code.
+  if (typeof code === 'string') return SOCKET_ERROR.test(code)
+  // pg reports a lost connection, its timeouts and a closed pool as plain Errors without a code.
   return err.constructor === Error
 }
 
+/** @example return translatePostgresError(store) */
 export function translatePostgresError (store: Store): Store {
-  return translateStoreErrors(store, isUnavailable)
+  return translateStoreErrors(store, isPostgresUnavailable)
 }

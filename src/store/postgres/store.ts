@@ -32,8 +32,11 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
 }
 
 const PET_COLUMNS = 'id, name, category_id, status'
-// Any constant unique to this service: migrations of several instances run one at a time.
-const MIGRATION_LOCK = 7_370_736_174
+// Any constant unique to this service, hashed with the schema: migrations of several
+// instances on one schema run one at a time, while other schemas do not wait.
+export const MIGRATION_LOCK = 7_370_736_174
+// Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
+const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
 export interface PostgresOptions {
   /** Pool size per process. */
@@ -52,6 +55,10 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: timeoutMs,
     query_timeout: timeoutMs,
+    // A partition can leave the server holding our transaction (and its advisory locks) open:
+    // the server ends it, and keepalive notices the dead socket.
+    idle_in_transaction_session_timeout: 4 * timeoutMs,
+    keepAlive: true,
     idleTimeoutMillis: 30_000
   })
   // An idle connection that dies (server restart) must not crash the process; the pool replaces it.
@@ -59,16 +66,25 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
   async function transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await pool.connect()
+    // After anything but an SQL error (lost, timed out mid-query) the connection's state is
+    // unknown: it is discarded (the server rolls back), never given back to the pool.
+    let broken = false
+    // The pool listens for errors of idle connections only: without this, a connection lost
+    // mid-transaction would emit 'error' with no listener and crash the process.
+    const onLost = (): void => { broken = true }
+    client.on('error', onLost)
     try {
       await client.query('BEGIN')
       const result = await work(client)
       await client.query('COMMIT')
       return result
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
+      broken = !(err instanceof pg.DatabaseError)
+      if (!broken) await client.query('ROLLBACK').catch(() => { broken = true })
       throw err
     } finally {
-      client.release()
+      if (!broken) client.removeListener('error', onLost)
+      client.release(broken)
     }
   }
 
@@ -130,15 +146,17 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
     async migrate () {
       return await transaction(async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-        await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-        const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations')
+        const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
+          await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
+        await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
+        await query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
+        const { rows } = await query<{ version: number }>('SELECT version FROM schema_migrations')
         const done = new Set(rows.map((row) => row.version))
         const applied: number[] = []
         for (const migration of MIGRATIONS) {
           if (done.has(migration.version)) continue
-          await client.query(migration.sql)
-          await client.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
+          await query(migration.sql)
+          await query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version])
           applied.push(migration.version)
         }
         return applied
@@ -175,8 +193,11 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
         await client.query(
           'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
           [pets.map((p) => String(p.id)), pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
-        // Ids given by the import must not be handed out again by the sequence.
-        await client.query("SELECT setval(pg_get_serial_sequence('pets', 'id'), GREATEST((SELECT max(id) FROM pets), 1))")
+        // Ids given by the import must not be handed out again by the sequence; it only ever
+        // moves up, since a create in flight elsewhere may hold a value above max(id).
+        await client.query(`SELECT setval(seq, imported) FROM (
+            SELECT pg_get_serial_sequence('pets', 'id') AS seq, max(id) AS imported FROM pets) AS t
+          WHERE imported > COALESCE(pg_sequence_last_value(seq::regclass), 0)`)
       })
     },
 

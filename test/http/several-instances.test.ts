@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { AUTH, backends, createTestDatabase, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+
+const CREATES = 100
+
+function nextLink (response: Response): string | undefined {
+  return /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
+}
+
+async function listAll (server: TestServer): Promise<number[]> {
+  const ids: number[] = []
+  let url: string | undefined = `${server.api}/pets?limit=100`
+  while (url !== undefined) {
+    const response: Response = await fetch(url, { headers: AUTH })
+    ids.push(...(await response.json() as Array<{ id: number }>).map((pet) => pet.id))
+    url = nextLink(response)
+  }
+  return ids
+}
+
+// Two instances on one database, as behind a load balancer.
+for (const backend of backends()) {
+  describe(`${backend.name}: two instances on one database`, { skip: backend.skip }, () => {
+    let database: TestDatabase
+    let one: TestServer
+    let two: TestServer
+    const created: number[] = []
+    before(async () => {
+      database = await createTestDatabase(backend.name)
+      ;[one, two] = await Promise.all([startTestServer({ database }), startTestServer({ database })])
+    })
+    after(async () => {
+      await one?.close()
+      await two?.close()
+      await database?.drop()
+    })
+
+    it(`answers 201 with unique ids to ${CREATES} creates sent through both at once`, async () => {
+      const responses = await Promise.all(Array.from({ length: CREATES }, async (_, i) =>
+        await post(i % 2 === 0 ? one : two, '/pets', { name: `pet ${i}`, categoryId: i + 1 })))
+      assert.deepEqual(responses.filter((r) => r.status !== 201).map((r) => r.status), [])
+      created.push(...await Promise.all(responses.map(async (r) => (await r.json() as { id: number }).id)))
+      assert.equal(new Set(created).size, CREATES)
+    })
+
+    it('lists every animal once, whichever instance is asked', async () => {
+      for (const server of [one, two]) assert.deepEqual(await listAll(server), [...created].sort((a, b) => a - b))
+    })
+
+    it('continues on one instance the cursor paging begun on the other', async () => {
+      const seen: number[] = []
+      let url: string | undefined = `${one.api}/pets?limit=7`
+      for (let page = 0; url !== undefined; page++) {
+        // Alternate instances: the cursor is signed with a secret both read from the database.
+        const target: string = url.replace(page % 2 === 0 ? two.origin : one.origin, page % 2 === 0 ? one.origin : two.origin)
+        const response: Response = await fetch(target, { headers: AUTH })
+        assert.equal(response.status, 200)
+        seen.push(...(await response.json() as Array<{ id: number }>).map((pet) => pet.id))
+        url = nextLink(response)
+      }
+      assert.deepEqual(seen, [...created].sort((a, b) => a - b))
+    })
+
+    it('creates one animal when the same Idempotency-Key reaches both instances at once', async () => {
+      const body = { name: 'once', categoryId: 42 }
+      for (let round = 0; round < 5; round++) {
+        const headers = { 'idempotency-key': `both-${round}` }
+        const responses = await Promise.all([post(one, '/pets', body, headers), post(two, '/pets', body, headers)])
+        // The second is either replayed (it waited for the first) or told the first is in flight.
+        const statuses = responses.map((r) => r.status).sort()
+        assert.ok(statuses.every((s) => s === 201 || s === 409), `statuses ${statuses.join()}`)
+        const ids = await Promise.all(responses.filter((r) => r.status === 201).map(async (r) => (await r.json() as { id: number }).id))
+        assert.equal(new Set(ids).size, 1, 'the same animal from both')
+        created.push(ids[0]!)
+      }
+      assert.deepEqual(await listAll(two), [...created].sort((a, b) => a - b))
+    })
+  })
+}
