@@ -73,6 +73,13 @@ for (const backend of backends()) {
       }
     })
 
+    it('types its arguments from the API schemas: a misspelt field or an unknown status does not compile', async () => {
+      // @ts-expect-error categoryID is not a field of NewPet (tsc --noEmit fails if it ever becomes one)
+      assert.equal((await caught(client.createPet({ name: 'Typo', categoryID: 1 }))).code, 'validation_failed')
+      // @ts-expect-error 'lost' is not a PetStatus
+      assert.equal((await caught(client.listPets({ status: 'lost' }))).code, 'validation_failed')
+    })
+
     it('throws one error class with code, status and message, and narrows it by code', async () => {
       const missing = await caught(client.getPet(987654))
       assert.ok(missing instanceof PetstoreError)
