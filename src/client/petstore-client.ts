@@ -20,6 +20,8 @@ export interface PetstoreClientOptions {
   retryDelayMs?: number
   /** Longest wait the client accepts; a longer `Retry-After` fails at once (default 30 s). */
   maxRetryDelayMs?: number
+  /** Longest wait for one try's full answer (default 30 s); a try that takes longer counts as a network failure. */
+  timeoutMs?: number
   /** Another fetch (a proxy agent, a test double); default the global fetch. */
   fetch?: typeof globalThis.fetch
 }
@@ -64,6 +66,7 @@ export class PetstoreClient {
   readonly #maxAttempts: number
   readonly #retryDelayMs: number
   readonly #maxRetryDelayMs: number
+  readonly #timeoutMs: number
   readonly #fetch: typeof globalThis.fetch
 
   constructor (options: PetstoreClientOptions) {
@@ -72,6 +75,7 @@ export class PetstoreClient {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 4)
     this.#retryDelayMs = options.retryDelayMs ?? 200
     this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000
+    this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
   }
 
@@ -141,7 +145,7 @@ export class PetstoreClient {
       let response: Response
       let text: string
       try {
-        response = await this.#fetch(url, { method, headers, body: send.body })
+        response = await this.#fetch(url, { method, headers, body: send.body, signal: AbortSignal.timeout(this.#timeoutMs) })
         text = await response.text()
       } catch (err) {
         // Safe to repeat: a GET, or a POST whose Idempotency-Key makes the server create once.

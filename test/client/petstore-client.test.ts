@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../../src/client/index.js'
 import { TEST_KEY, backends, startTestServer, type TestServer } from '../helper.js'
@@ -110,6 +111,20 @@ for (const backend of backends()) {
       const error = await caught(clientOf(api, { maxAttempts: 2 }).listPets())
       assert.equal(error.code, 'network_error')
       assert.equal(error.status, 0)
+    })
+
+    it('gives up on a server that never answers after timeoutMs a try, as network_error', async () => {
+      const silent = createServer(() => {})
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+      try {
+        const started = performance.now()
+        const error = await caught(clientOf(`http://127.0.0.1:${(silent.address() as { port: number }).port}/v1`, { timeoutMs: 300, maxAttempts: 2 }).listPets())
+        assert.equal(error.code, 'network_error')
+        assert.ok(performance.now() - started < 3000)
+      } finally {
+        silent.closeAllConnections()
+        silent.close()
+      }
     })
 
     for (const [status, code] of [[503, 'unavailable'], [429, 'rate_limited']] as const) {
