@@ -119,7 +119,8 @@ export class PetstoreClient {
   }
 
   /**
-   * One animal by id (deprecated by the API: prefer `listPets`).
+   * One animal by id.
+   * @deprecated The API removes `GET /pets/{petId}` on 2030-12-05 (it answers 410 `gone` from then on); use `listPets` with the `status` filter.
    * @example const pet = await client.getPet(42)
    */
   async getPet (id: Int64): Promise<Pet> {
