@@ -99,6 +99,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
       info: {
         title: 'Pet Store',
         version: '1.0.0',
+        license: { name: 'MIT', identifier: 'MIT' },
         description: 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
           'Every call needs a bearer API key. Errors are `{code, message, status}`; the codes are listed in docs/errors.md.'
       },
@@ -108,7 +109,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API key>`.' }
         }
       },
-      security: [{ bearerAuth: [] }]
+      security: [{ bearerAuth: [] }],
+      // Paths are relative to the base address, which ends in /v1 (the spec's servers): /pets, not /v1/pets.
+      servers: [{ url: '/v1' }]
     }
   })
   await app.register(swaggerUi, {

@@ -6,6 +6,8 @@
 import { Command, CommanderError } from 'commander'
 import { ConfigError } from '../config.js'
 import { CliError } from './errors.js'
+import { registerExportCommand } from './commands/export.js'
+import { registerImportCommand } from './commands/import.js'
 import { registerKeysCommands } from './commands/keys.js'
 import { registerMigrateCommand } from './commands/migrate.js'
 import { registerServeCommand } from './commands/serve.js'
@@ -18,6 +20,8 @@ function buildCli (): Command {
   registerServeCommand(program)
   registerMigrateCommand(program)
   registerKeysCommands(program)
+  registerImportCommand(program)
+  registerExportCommand(program)
   return program
 }
 

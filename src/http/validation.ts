@@ -4,7 +4,7 @@
  * their digits, and the first broken rule becomes one 400 naming the field.
  */
 import { Kind, type TObject, type TSchema } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler } from 'fastify'
 import { AppError } from '../domain/errors.js'
@@ -24,7 +24,7 @@ export const compileValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpP
     if (part === 'body' && (data === null || data === undefined)) {
       return { error: new AppError('validation_failed', 'body: is required; send a JSON object') }
     }
-    if (!check.Check(data)) return { error: toValidationError(firstError(check.Errors(data)), part, data) }
+    if (!check.Check(data)) return { error: validationErrorOf(check, data, part) }
     if (decimals.length === 0) return { value: data }
     // Query and path values arrive as strings; the checked digits become integers.
     const value: Record<string, unknown> = { ...(data as Record<string, unknown>) }
@@ -37,6 +37,14 @@ export const compileValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpP
 }
 
 interface FirstError { type: ValueErrorType, path: string, schema: TSchema }
+
+/**
+ * The 400 for a value a compiled schema refused, worded as the API words it.
+ * @example if (!check.Check(pet)) throw validationErrorOf(check, pet)
+ */
+export function validationErrorOf (check: TypeCheck<TSchema>, data: unknown, part: Part = 'body'): AppError {
+  return toValidationError(firstError(check.Errors(data)), part, data)
+}
 
 /** An unknown field is reported before the rest: `categoryID` is a typo of `categoryId`, not a missing field. */
 function firstError (errors: Iterable<FirstError>): FirstError | undefined {

@@ -2,10 +2,10 @@
  * The three operations of the spec. Handlers read the validated input, call the
  * catalogue once, and reply.
  */
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue } from '../../domain/pets.js'
-import { AppError } from '../../domain/errors.js'
+import { AppError, type ErrorCode } from '../../domain/errors.js'
 import { ErrorBody } from '../../schemas/error.js'
 import type { Int64 } from '../../schemas/kinds.js'
 import { LIMIT_DEFAULT, ListPetsQuery, NewPet, Pet, PetParams, Pets, type PetStatus } from '../../schemas/pets.js'
@@ -27,19 +27,36 @@ export interface PetRoutesOptions {
 
 const IDEMPOTENCY_KEY_MAX = 255
 
-/** Error responses documented for every operation, with what each one means there. */
-function errors (described: Record<number, string>) {
+/** An error response as documented: its code, when it happens, and an example message. */
+interface ErrorDoc { code: ErrorCode, when: string, example: string }
+
+/** Error responses of an operation, each with its own example body and the headers it carries. */
+function errors (described: Record<number, ErrorDoc>, headers: Record<string, TSchema> = {}) {
   const responses: Record<number, unknown> = {}
-  for (const [status, description] of Object.entries(described)) {
-    responses[Number(status)] = { ...ErrorBody, description }
+  for (const [status, { code, when, example }] of Object.entries(described)) {
+    responses[Number(status)] = {
+      ...ErrorBody,
+      description: when,
+      examples: [{ code, message: example, status: Number(status) }],
+      headers: { ...headers, ...ERROR_HEADERS[Number(status)] }
+    }
   }
   return responses
 }
 
-const COMMON_ERRORS = {
-  401: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.',
-  429: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.',
-  503: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.'
+const retryAfter = { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) }
+
+/** Headers that come with an error status whatever the operation. */
+const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
+  401: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key.' }) },
+  429: retryAfter,
+  503: retryAfter
+}
+
+const COMMON_ERRORS: Record<number, ErrorDoc> = {
+  401: { code: 'unauthorized', when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
+  429: { code: 'rate_limited', when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
+  503: { code: 'unavailable', when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' }
 }
 
 const rateLimitHeaders = {
@@ -81,7 +98,10 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
           description: 'A page of animals.',
           headers: { Link: Type.String({ description: 'RFC 8288 `rel="next"`: the URL of the next page, when there is one.' }), ...rateLimitHeaders }
         },
-        ...errors({ 400: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', ...COMMON_ERRORS })
+        ...errors({
+          400: { code: 'validation_failed', when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
+          ...COMMON_ERRORS
+        })
       }
     }
   }, async (request, reply) => {
@@ -118,12 +138,12 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
           }
         },
         ...errors({
-          400: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).',
+          400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
           ...COMMON_ERRORS,
-          409: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).',
-          413: 'The body is over 16 KiB (`payload_too_large`).',
-          415: 'The body is not `application/json` (`unsupported_media_type`).',
-          422: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).'
+          409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
+          413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
+          415: { code: 'unsupported_media_type', when: 'The body is not `application/json` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
+          422: { code: 'idempotency_key_reused', when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
         })
       }
     }
@@ -148,12 +168,13 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       params: PetParams,
       response: {
         200: { ...Pet, description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders } },
+        // Every response of getPet carries the deprecation headers, errors included.
         ...errors({
-          400: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).',
+          400: { code: 'validation_failed', when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
           ...COMMON_ERRORS,
-          404: 'No animal has this id (`not_found`).',
-          410: 'The sunset has passed: the operation is removed (`gone`).'
-        })
+          404: { code: 'not_found', when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
+          410: { code: 'gone', when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
+        }, deprecationHeaders)
       }
     }
   }, async (request) => catalogue.getPet(request.params.petId))

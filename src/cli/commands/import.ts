@@ -1,0 +1,128 @@
+import { createReadStream, statSync } from 'node:fs'
+import { Option, type Command } from 'commander'
+import cliProgress from 'cli-progress'
+import { isAppError } from '../../domain/errors.js'
+import type { Pet } from '../../schemas/pets.js'
+import type { Store } from '../../store/store.js'
+import { CliError } from '../errors.js'
+import { addSettingFlags } from '../options.js'
+import { parsePetLine } from '../pet-lines.js'
+import { withStore } from '../with-store.js'
+
+const BATCH_SIZE_DEFAULT = 10_000
+const BATCH_SIZE_MAX = 100_000
+
+interface Source {
+  stream: NodeJS.ReadableStream & { bytesRead?: number }
+  /** Bytes to read, for the progress bar; undefined for stdin. */
+  size: number | undefined
+}
+
+function openSource (file: string): Source {
+  if (file === '-') return { stream: process.stdin, size: undefined }
+  let size: number
+  try {
+    const stat = statSync(file)
+    if (!stat.isFile()) throw new CliError(`${file}: is not a file`)
+    size = stat.size
+  } catch (err) {
+    if (err instanceof CliError) throw err
+    throw new CliError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
+  }
+  return { stream: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), size }
+}
+
+function parseBatchSize (raw: string): number {
+  if (!/^[0-9]{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > BATCH_SIZE_MAX) {
+    throw new CliError(`--batch-size: must be an integer from 1 to ${BATCH_SIZE_MAX}`)
+  }
+  return Number(raw)
+}
+
+/** A progress bar on a terminal; nothing at all in a pipe. */
+function progressFor (size: number | undefined): { update: (bytes: number, animals: number) => void, stop: () => void } {
+  if (!process.stderr.isTTY || size === undefined) return { update: () => {}, stop: () => {} }
+  const bar = new cliProgress.SingleBar({
+    format: 'importing [{bar}] {percentage}% | {animals} animals | ETA {eta_formatted}',
+    stream: process.stderr,
+    hideCursor: true
+  }, cliProgress.Presets.shades_classic)
+  bar.start(size, 0, { animals: 0 })
+  return { update: (bytes, animals) => bar.update(bytes, { animals }), stop: () => bar.stop() }
+}
+
+/**
+ * Loads every line, a batch per transaction. A bad line stops the import: the
+ * batches before it stay loaded, nothing of its own batch is.
+ * @returns how many animals were loaded
+ */
+async function importLines (store: Store, source: Source, batchSize: number): Promise<number> {
+  const progress = progressFor(source.size)
+  let batch: Pet[] = []
+  let batchStart = 1
+  let lineNumber = 0
+  let loaded = 0
+
+  const refuse = (what: string, detail: string): CliError => {
+    const before = loaded === 0 ? 'nothing was loaded' : `the ${loaded} animals of lines 1-${batchStart - 1} were loaded, nothing after`
+    return new CliError(`${what}: ${detail}; ${before}`)
+  }
+  const flush = async (): Promise<void> => {
+    if (batch.length === 0) return
+    try {
+      await store.importPets(batch)
+    } catch (err) {
+      throw refuse(`lines ${batchStart}-${lineNumber}`, `cannot be loaded (${(err as Error).message})`)
+    }
+    loaded += batch.length
+    batch = []
+    batchStart = lineNumber + 1
+    progress.update(source.stream.bytesRead ?? 0, loaded)
+  }
+  const take = (line: string): void => {
+    lineNumber++
+    const text = line.endsWith('\r') ? line.slice(0, -1) : line
+    if (text.trim() === '') return
+    try {
+      batch.push(parsePetLine(text))
+    } catch (err) {
+      if (!isAppError(err)) throw err
+      throw refuse(`line ${lineNumber}`, err.message.replace(/^body: /, ''))
+    }
+  }
+
+  try {
+    let rest = ''
+    for await (const chunk of source.stream) {
+      const lines = (rest + String(chunk)).split('\n')
+      rest = lines.pop()!
+      for (const line of lines) {
+        take(line)
+        if (batch.length >= batchSize) await flush()
+      }
+    }
+    if (rest !== '') take(rest)
+    await flush()
+  } finally {
+    progress.stop()
+  }
+  return loaded
+}
+
+export function registerImportCommand (program: Command): void {
+  const command = program.command('import')
+    .description('Load animals from a JSON Lines file (as `export` writes it), ids kept, in batched transactions.')
+    .argument('<file>', 'the .jsonl file: one animal per line, {"id","name","categoryId","status"}; - reads stdin')
+    .addOption(new Option('--batch-size <n>', `animals per transaction (1 to ${BATCH_SIZE_MAX})`).default(String(BATCH_SIZE_DEFAULT)))
+    .addHelpText('after', '\nExample:\n  petstore export --database-url sqlite:./old.db | petstore import - --database-url sqlite:./new.db\n')
+  addSettingFlags(command, ['databaseUrl']).action(async (file: string, options: { batchSize: string }) => {
+    const batchSize = parseBatchSize(options.batchSize)
+    const source = openSource(file)
+    const started = performance.now()
+    const loaded = await withStore(command, (store) => importLines(store, source, batchSize))
+    if (process.stderr.isTTY) {
+      const seconds = (performance.now() - started) / 1000
+      process.stderr.write(`imported ${loaded} animals in ${seconds.toFixed(1)} s (${Math.round(loaded / seconds)} a second)\n`)
+    }
+  })
+}

@@ -1,0 +1,217 @@
+/**
+ * A typed client of the Pet Store API: fetch only, types from the same TypeBox
+ * schemas the server validates with, exact int64 values, safe retries.
+ */
+import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
+import type { Int64 } from '../schemas/kinds.js'
+import { parseExactJson, stringifyExactJson } from './exact-json.js'
+import { PetstoreError } from './petstore-error.js'
+
+export type { NewPet, Pet, PetStatus, Int64 }
+
+export interface PetstoreClientOptions {
+  /** The API's base address, version segment included: `https://api.example.com/v1`. */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <apiKey>`. */
+  apiKey: string
+  /** Tries per call, the first included (default 4): 429, 503 and network failures are retried. */
+  maxAttempts?: number
+  /** First back-off when the server sends no `Retry-After` (default 200 ms; doubles each try). */
+  retryDelayMs?: number
+  /** Longest wait the client accepts; a longer `Retry-After` fails at once (default 30 s). */
+  maxRetryDelayMs?: number
+  /** Longest wait for one try's full answer (default 30 s); a try that takes longer counts as a network failure. */
+  timeoutMs?: number
+  /** Another fetch (a proxy agent, a test double); default the global fetch. */
+  fetch?: typeof globalThis.fetch
+}
+
+export interface ListPetsOptions {
+  /** 1 to 100, default 20 (the server's). */
+  limit?: number
+  status?: PetStatus
+  /** The `cursor` of the previous page, to read the next one. */
+  cursor?: string
+}
+
+export interface PetPage {
+  pets: Pet[]
+  /** Pass to `listPets` for the next page; undefined on the last page. */
+  cursor: string | undefined
+  /** The next page's URL from `Link: rel="next"`; undefined on the last page. */
+  next: string | undefined
+}
+
+export interface CreatePetOptions {
+  /** Default a fresh `crypto.randomUUID()`: the same key on every retry of this call. */
+  idempotencyKey?: string
+}
+
+interface Answer {
+  response: Response
+  body: unknown
+}
+
+const RETRIED_STATUSES = new Set([429, 503])
+
+/**
+ * @example
+ * const client = new PetstoreClient({ baseUrl: 'http://127.0.0.1:8080/v1', apiKey: process.env.PETSTORE_API_KEY! })
+ * const rex = await client.createPet({ name: 'Rex', categoryId: 3 })
+ * for await (const pet of client.pets({ status: 'available' })) console.log(pet.id, pet.name)
+ */
+export class PetstoreClient {
+  readonly #baseUrl: string
+  readonly #apiKey: string
+  readonly #maxAttempts: number
+  readonly #retryDelayMs: number
+  readonly #maxRetryDelayMs: number
+  readonly #timeoutMs: number
+  readonly #fetch: typeof globalThis.fetch
+
+  constructor (options: PetstoreClientOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
+    this.#apiKey = options.apiKey
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 4)
+    this.#retryDelayMs = options.retryDelayMs ?? 200
+    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000
+    this.#timeoutMs = options.timeoutMs ?? 30_000
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
+  }
+
+  /**
+   * One page of animals in ascending id order.
+   * @example const { pets, cursor } = await client.listPets({ limit: 50, status: 'sold' })
+   */
+  async listPets (options: ListPetsOptions = {}): Promise<PetPage> {
+    const query = new URLSearchParams()
+    if (options.limit !== undefined) query.set('limit', String(options.limit))
+    if (options.status !== undefined) query.set('status', options.status)
+    if (options.cursor !== undefined) query.set('cursor', options.cursor)
+    const search = query.size === 0 ? '' : `?${query}`
+    return await this.#page(`${this.#baseUrl}/pets${search}`)
+  }
+
+  /**
+   * Every matching animal, page after page, following `Link: rel="next"`.
+   * @example for await (const pet of client.pets({ limit: 100 })) total++
+   */
+  async * pets (options: Omit<ListPetsOptions, 'cursor'> = {}): AsyncGenerator<Pet, void, undefined> {
+    let page = await this.listPets(options)
+    for (;;) {
+      yield * page.pets
+      if (page.next === undefined) return
+      page = await this.#page(page.next)
+    }
+  }
+
+  /**
+   * Adds an animal. A retried call re-sends its Idempotency-Key, so the server
+   * creates the animal once however many tries it takes.
+   * @example const pet = await client.createPet({ name: 'Rex', categoryId: 9007199254740993n })
+   */
+  async createPet (pet: NewPet, options: CreatePetOptions = {}): Promise<Pet> {
+    const { body } = await this.#call('POST', `${this.#baseUrl}/pets`, {
+      body: stringifyExactJson(pet),
+      idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID()
+    })
+    return body as Pet
+  }
+
+  /**
+   * One animal by id.
+   * @deprecated The API removes `GET /pets/{petId}` on 2030-12-05 (it answers 410 `gone` from then on); use `listPets` with the `status` filter.
+   * @example const pet = await client.getPet(42)
+   */
+  async getPet (id: Int64): Promise<Pet> {
+    const { body } = await this.#call('GET', `${this.#baseUrl}/pets/${id}`)
+    return body as Pet
+  }
+
+  async #page (url: string): Promise<PetPage> {
+    const { response, body } = await this.#call('GET', url)
+    if (!Array.isArray(body)) throw new PetstoreError('invalid_response', `GET ${url}: expected an array of animals`, response.status)
+    const next = nextLinkOf(response.headers.get('link'), url)
+    return { pets: body as Pet[], next, cursor: next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? undefined }
+  }
+
+  async #call (method: 'GET' | 'POST', url: string, send: { body?: string, idempotencyKey?: string } = {}): Promise<Answer> {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: 'application/json' }
+    if (send.body !== undefined) headers['content-type'] = 'application/json'
+    if (send.idempotencyKey !== undefined) headers['idempotency-key'] = send.idempotencyKey
+    const what = `${method} ${new URL(url).pathname}`
+
+    for (let attempt = 1; ; attempt++) {
+      const canRetry = attempt < this.#maxAttempts
+      let response: Response
+      let text: string
+      try {
+        response = await this.#fetch(url, { method, headers, body: send.body, signal: AbortSignal.timeout(this.#timeoutMs) })
+        text = await response.text()
+      } catch (err) {
+        // Safe to repeat: a GET, or a POST whose Idempotency-Key makes the server create once.
+        if (canRetry) { await sleep(this.#backoff(attempt)); continue }
+        throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
+      }
+      if (response.ok) return { response, body: parseBody(text, what, response.status) }
+
+      const error = errorOf(text, what, response.status)
+      if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {
+        const delay = retryAfterMs(response.headers.get('retry-after')) ?? this.#backoff(attempt)
+        if (delay <= this.#maxRetryDelayMs) { await sleep(delay); continue }
+      }
+      throw error
+    }
+  }
+
+  #backoff (attempt: number): number {
+    const ceiling = Math.min(this.#maxRetryDelayMs, this.#retryDelayMs * 2 ** (attempt - 1))
+    return ceiling / 2 + Math.random() * ceiling / 2
+  }
+}
+
+function isRetried (error: PetstoreError, idempotent: boolean): boolean {
+  // 409 idempotency_conflict: our own earlier try is still in flight (e.g. its connection broke).
+  return RETRIED_STATUSES.has(error.status) || (idempotent && error.code === 'idempotency_conflict')
+}
+
+function parseBody (text: string, what: string, status: number): unknown {
+  try {
+    return parseExactJson(text)
+  } catch {
+    throw new PetstoreError('invalid_response', `${what}: the response is not JSON`, status)
+  }
+}
+
+function errorOf (text: string, what: string, status: number): PetstoreError {
+  let body: unknown
+  try { body = parseExactJson(text) } catch { body = undefined }
+  if (typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string' &&
+      typeof (body as { message?: unknown }).message === 'string') {
+    const { code, message } = body as { code: PetstoreError['code'], message: string }
+    return new PetstoreError(code, message, status)
+  }
+  return new PetstoreError('invalid_response', `${what}: HTTP ${status} without an Error body`, status)
+}
+
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in milliseconds. */
+function retryAfterMs (header: string | null): number | undefined {
+  if (header === null) return undefined
+  if (/^[0-9]+$/.test(header.trim())) return Number(header.trim()) * 1000
+  const date = Date.parse(header)
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+}
+
+/** The `rel="next"` target of an RFC 8288 Link header, resolved against the request URL. */
+function nextLinkOf (header: string | null, base: string): string | undefined {
+  if (header === null) return undefined
+  for (const link of header.split(/,(?=\s*<)/)) {
+    const match = /^\s*<([^>]*)>(.*)$/.exec(link)
+    if (match !== null && /;\s*rel="?([^";]*\s)?next(\s[^";]*)?"?\s*(;|$)/i.test(match[2]!)) return new URL(match[1]!, base).href
+  }
+  return undefined
+}
+
+async function sleep (ms: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, ms))
+}

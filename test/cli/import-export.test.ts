@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { PetstoreClient } from '../../src/client/index.js'
+import { TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
+import { runCli, runCliOnTerminal } from './run-cli.js'
+
+const STATUSES = ['available', 'pending', 'sold'] as const
+const NAMES = ['Rex', 'Zoë 🐕‍🦺', 'Ἀχιλλεύς', 'ليلى', '名前 with "quotes" and \\ back\\slash', 'é (combining)', 'tab\u00a0nbsp', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢']
+
+/** Canonical JSON Lines for `count` animals with gaps in the ids, unicode names and int64 categoryIds. */
+function animalLines (count: number): string {
+  const lines: string[] = []
+  for (let i = 1; i <= count; i++) {
+    const categoryId = i % 5 === 0 ? 9223372036854775807n - BigInt(i) : BigInt(i % 50 + 1)
+    lines.push(`{"id":${i * 3},"name":${JSON.stringify(`${NAMES[i % NAMES.length]} ${i}`)},"categoryId":${categoryId},"status":"${STATUSES[i % 3]}"}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
+describe('petstore import and export: help and bad input', () => {
+  let dir: string
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })
+  after(() => { rmSync(dir, { recursive: true, force: true }) })
+  const db = (): string => `sqlite:${join(dir, 'petstore.db')}`
+
+  it('shows --help for import and export, with an example', async () => {
+    const help = await runCli(['import', '--help'])
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, /Usage: petstore import \[options\] <file>/)
+    assert.match(help.stdout, /--batch-size/)
+    assert.match(help.stdout, /Example:/)
+    const exportHelp = await runCli(['export', '--help'])
+    assert.equal(exportHelp.code, 0)
+    assert.match(exportHelp.stdout, /Usage: petstore export/)
+    assert.match(exportHelp.stdout, /JSON Lines/)
+  })
+
+  it('refuses a missing file and a bad --batch-size in one line, exit code 1', async () => {
+    const missing = await runCli(['import', join(dir, 'nope.jsonl'), '--database-url', db()])
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /^petstore: .*nope\.jsonl: cannot be read \(ENOENT\)\n$/)
+    const file = join(dir, 'one.jsonl')
+    writeFileSync(file, animalLines(1))
+    const batch = await runCli(['import', file, '--batch-size', '0', '--database-url', db()])
+    assert.equal(batch.code, 1)
+    assert.equal(batch.stderr, 'petstore: --batch-size: must be an integer from 1 to 100000\n')
+  })
+
+  for (const [what, line, message] of [
+    ['a line that is not JSON', '{"id":99,"name":"Rex"', /^is not valid JSON/],
+    ['an empty name', '{"id":99,"name":"","categoryId":1,"status":"sold"}', /^name: must be a string of 1 to 255 characters/],
+    ['a categoryId above int64', '{"id":99,"name":"Rex","categoryId":9223372036854775808,"status":"sold"}', /^categoryId: must be an integer from 1 to 9223372036854775807/],
+    ['a misspelt field', '{"id":99,"name":"Rex","categoryID":1,"status":"sold"}', /^categoryID: is not a field/]
+  ] as const) {
+    it(`names the line number of ${what} and loads nothing of its batch`, async () => {
+      const url = `sqlite:${join(dir, `${what.replaceAll(' ', '-')}.db`)}`
+      const lines = animalLines(25).split('\n')
+      lines[16] = line // line 17
+      const file = join(dir, 'bad.jsonl')
+      writeFileSync(file, lines.join('\n'))
+      const result = await runCli(['import', file, '--batch-size', '10', '--database-url', url])
+      assert.equal(result.code, 1)
+      assert.equal(result.stderr.split('\n').length, 2, 'one line')
+      const detail = /^petstore: line 17: (.*); the 10 animals of lines 1-10 were loaded, nothing after\n$/.exec(result.stderr)
+      assert.ok(detail !== null, result.stderr)
+      assert.match(detail[1]!, message)
+      const exported = await runCli(['export', '--database-url', url])
+      assert.equal(exported.stdout, animalLines(10))
+    })
+  }
+
+  it('loads nothing of a batch the database refuses (an id that exists already)', async () => {
+    const url = `sqlite:${join(dir, 'dupe.db')}`
+    const file = join(dir, 'dupe.jsonl')
+    writeFileSync(file, animalLines(5))
+    assert.equal((await runCli(['import', file, '--database-url', url])).code, 0)
+    writeFileSync(file, `{"id":1,"name":"new","categoryId":1,"status":"sold"}\n${animalLines(1)}`)
+    const again = await runCli(['import', file, '--database-url', url])
+    assert.equal(again.code, 1)
+    assert.match(again.stderr, /^petstore: lines 1-2: cannot be loaded \(.*UNIQUE.*\); nothing was loaded\n$/)
+    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(5))
+  })
+})
+
+for (const backend of backends()) {
+  describe(`${backend.name}: petstore export | petstore import`, { skip: backend.skip }, () => {
+    let source: TestDatabase
+    let target: TestDatabase
+    before(async () => {
+      source = await createTestDatabase(backend.name)
+      target = await createTestDatabase(backend.name)
+    })
+    after(async () => {
+      await source.drop()
+      await target.drop()
+    })
+
+    it('round-trips every animal exactly into an empty database: ids, unicode names, int64 categoryIds', async () => {
+      const lines = animalLines(2500)
+      const loaded = await runCli(['import', '-', '--batch-size', '1000', '--database-url', source.url], { input: lines })
+      assert.equal(loaded.code, 0, loaded.stderr)
+      assert.equal(loaded.stderr, '', 'nothing extra in a pipe')
+      assert.equal(loaded.stdout, '')
+
+      const exported = await runCli(['export', '--database-url', source.url])
+      assert.equal(exported.code, 0, exported.stderr)
+      assert.equal(exported.stdout, lines)
+
+      const reloaded = await runCli(['import', '-', '--database-url', target.url], { input: exported.stdout })
+      assert.equal(reloaded.code, 0, reloaded.stderr)
+      assert.equal((await runCli(['export', '--database-url', target.url])).stdout, lines)
+
+      // The API serves the imported animals exactly, and new ids follow the imported ones.
+      const server = await startTestServer({ backend: backend.name, database: target })
+      try {
+        const client = new PetstoreClient({ baseUrl: server.api, apiKey: TEST_KEY })
+        const pet = await client.getPet(15)
+        assert.deepEqual(pet, { id: 15, name: `${NAMES[5 % NAMES.length]} 5`, categoryId: 9223372036854775802n, status: 'sold' })
+        const created = await client.createPet({ name: 'after import', categoryId: 1 })
+        assert.equal(created.id, 7501)
+      } finally {
+        await server.close()
+      }
+    })
+  })
+}
+
+describe('petstore import on a terminal', () => {
+  let dir: string
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })
+  after(() => { rmSync(dir, { recursive: true, force: true }) })
+
+  // Speed is measured by the benchmark (npm run bench), never asserted here.
+  it('shows a progress bar on a terminal and reports the rate', async () => {
+    const count = 50_000
+    const file = join(dir, 'many.jsonl')
+    writeFileSync(file, animalLines(count))
+    const result = await runCliOnTerminal(['import', file, '--database-url', `sqlite:${join(dir, 'many.db')}`])
+    assert.equal(result.code, 0, result.stdout)
+    assert.match(result.stdout, /importing \[[█░]+\] 100% \| 50000 animals/)
+    assert.match(result.stdout, /imported 50000 animals in [0-9.]+ s \([0-9]+ a second\)/)
+  })
+})

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
+import { runCli } from './run-cli.js'
+
+async function listPetsWith (database: TestDatabase, backend: 'sqlite' | 'postgres', key: string): Promise<number> {
+  const server = await startTestServer({ backend, database })
+  try {
+    return (await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${key}` } })).status
+  } finally {
+    await server.close()
+  }
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: petstore keys`, { skip: backend.skip }, () => {
+    let database: TestDatabase
+    before(async () => { database = await createTestDatabase(backend.name) })
+    after(async () => { await database.drop() })
+
+    it('creates a key that the API accepts, lists it without the key, and revokes it', async () => {
+      const created = await runCli(['keys', 'create', '--name', 'ci-robot', '--database-url', database.url])
+      assert.equal(created.code, 0, created.stderr)
+      const key = created.stdout.trim()
+      assert.match(key, /^\S{20,}$/)
+      assert.equal(await listPetsWith(database, backend.name, key), 200)
+
+      const listed = await runCli(['keys', 'list', '--database-url', database.url])
+      assert.match(listed.stdout, /^ci-robot\tcreated \S+\tactive\n$/)
+      assert.ok(!listed.stdout.includes(key), 'the key itself is never listed')
+
+      const revoked = await runCli(['keys', 'revoke', 'ci-robot', '--database-url', database.url])
+      assert.equal(revoked.stdout, 'revoked ci-robot\n')
+      assert.match((await runCli(['keys', 'list', '--database-url', database.url])).stdout, /^ci-robot\tcreated \S+\trevoked \S+\n$/)
+      assert.equal(await listPetsWith(database, backend.name, key), 401)
+    })
+
+    it('refuses a bad name, a second key of the same name and an unknown revoke in one line, exit code 1', async () => {
+      for (const [args, message] of [
+        [['keys', 'create', '--name', 'has space'], 'petstore: --name: must be 1 to 64 of A-Z a-z 0-9 . _ -\n'],
+        [['keys', 'create', '--name', 'ci-robot'], 'petstore: --name: a key named ci-robot exists already\n'],
+        [['keys', 'revoke', 'nobody'], 'petstore: no active key named nobody\n']
+      ] as const) {
+        const result = await runCli([...args, '--database-url', database.url])
+        assert.equal(result.code, 1)
+        assert.equal(result.stderr, message)
+      }
+    })
+  })
+}
+
+describe('petstore serve --help and bad settings', () => {
+  it('lists every setting with its variable', async () => {
+    const help = await runCli(['serve', '--help'])
+    assert.equal(help.code, 0)
+    for (const flag of ['--port', '--host', '--database-url', '--public-base-url', '--workers', '--rate-limit', '--log-level']) {
+      assert.match(help.stdout, new RegExp(`${flag} <value>`), flag)
+    }
+    assert.match(help.stdout, /env PORT, default 8080/)
+  })
+
+  it('stops at once on a bad port with one line naming the flag', async () => {
+    const result = await runCli(['serve', '--port', '70000'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'petstore: --port: must be an integer from 1 to 65535\n')
+  })
+
+  it('answers an unknown command with a non-zero exit code and a hint', async () => {
+    const result = await runCli(['frobnicate'])
+    assert.notEqual(result.code, 0)
+    assert.match(result.stderr, /unknown command 'frobnicate'/)
+  })
+})

@@ -1,0 +1,36 @@
+/**
+ * Runs the real CLI (`node --import tsx src/cli/main.ts …`) as a child process,
+ * in a pipe or, through script(1), on a pseudo-terminal.
+ */
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** @example const { code, stdout } = await runCli(['keys', 'list', '--database-url', url]) */
+export async function runCli (args: string[], options: { input?: string, env?: Record<string, string> } = {}): Promise<CliResult> {
+  return await collect('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], options)
+}
+
+/** The CLI with stdout and stderr on a terminal (both arrive in `stdout`, as a terminal shows them). */
+export async function runCliOnTerminal (args: string[]): Promise<CliResult> {
+  const command = ['node', '--import', 'tsx', 'src/cli/main.ts', ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')
+  return await collect('script', ['-qec', command, '/dev/null'], {})
+}
+
+async function collect (file: string, args: string[], options: { input?: string, env?: Record<string, string> }): Promise<CliResult> {
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  child.stdin.end(options.input)
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return { code, stdout, stderr }
+}
