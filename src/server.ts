@@ -5,6 +5,7 @@
  */
 import cluster from 'node:cluster'
 import { buildApp, type App } from './app.js'
+import { answerClusterScrapes } from './cluster-metrics.js'
 import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
 import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
@@ -124,7 +125,8 @@ async function serveAsWorker (config: Config): Promise<void> {
 
 /**
  * The primary: forks the workers, replaces a worker that dies after it was
- * serving, and stops them all on SIGTERM/SIGINT (exit 0 once each has closed).
+ * serving, merges their metrics for /metrics, and stops them all on SIGTERM/SIGINT
+ * (exit 0 once each has closed).
  * A worker that fails before it serves would fail again if forked again, so the
  * primary stops the others and exits 1 with that worker's one-line error.
  */
@@ -169,6 +171,7 @@ function superviseWorkers (count: number): void {
     else settle()
   })
 
+  answerClusterScrapes()
   for (let i = 0; i < count; i++) fork()
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)

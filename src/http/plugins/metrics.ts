@@ -2,8 +2,9 @@
  * Prometheus metrics: requests by operation and status, latency, calls of
  * deprecated operations by API key name (whom to warn before removal), store errors.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Histogram, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
+import { ProcessGroupRegistry } from '../../cluster-metrics.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -13,7 +14,8 @@ declare module 'fastify' {
 }
 
 export class Metrics {
-  readonly registry = new Registry()
+  /** With WORKERS > 1, its `metrics()` merges every worker's counts (src/cluster-metrics.ts). */
+  readonly registry = new ProcessGroupRegistry()
   readonly requests = new Counter({
     name: 'petstore_http_requests_total',
     help: 'HTTP requests answered, by operation and status code.',

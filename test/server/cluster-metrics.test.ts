@@ -1,0 +1,150 @@
+import assert from 'node:assert/strict'
+import { get } from 'node:http'
+import { after, before, describe, it } from 'node:test'
+import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, type TestDatabase } from '../helper.js'
+import { freePort, startCli, type CliProcess } from '../support/cli.js'
+
+const CREATES = 40
+const LISTS = 100
+const GETS = 60
+const SENT = CREATES + LISTS + GETS
+
+interface Sample { name: string, labels: Record<string, string>, value: number }
+
+/** The samples of a Prometheus text exposition. */
+function parseExposition (text: string): Sample[] {
+  return text.split('\n').filter((line) => line !== '' && !line.startsWith('#')).map((line) => {
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
+    assert.ok(match !== null, `an exposition line: ${line}`)
+    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]))
+    return { name: match[1]!, labels, value: Number(match[3]) }
+  })
+}
+
+/** The value of the one sample named `name` whose labels include `labels` (0 when there is none). */
+function valueOf (samples: Sample[], name: string, labels: Record<string, string> = {}): number {
+  const found = samples.filter((sample) => sample.name === name &&
+    Object.entries(labels).every(([key, value]) => sample.labels[key] === value))
+  assert.ok(found.length <= 1, `one sample of ${name} ${JSON.stringify(labels)}`)
+  return found[0]?.value ?? 0
+}
+
+/** GET /metrics on a connection of its own, so that the workers take turns answering. */
+async function scrape (origin: string, timeoutMs: number): Promise<{ status: number, samples: Sample[] }> {
+  return await new Promise((resolve, reject) => {
+    get(`${origin}/metrics`, { agent: false, signal: AbortSignal.timeout(timeoutMs) }, (response) => {
+      let body = ''
+      response.setEncoding('utf8')
+      response.on('data', (chunk: string) => { body += chunk })
+      response.on('end', () => resolve({ status: response.statusCode!, samples: parseExposition(body) }))
+      response.on('error', reject)
+    }).on('error', reject)
+  })
+}
+
+interface AccessLine { pid: number, method: string, route: string, status: number }
+
+/** The access-log lines written so far, once there are at least `count` of them. */
+async function accessLines (cli: CliProcess, count: number): Promise<AccessLine[]> {
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const lines = cli.stdout().split('\n').filter((line) => line.includes('"msg":"request"'))
+      .map((line) => JSON.parse(line) as AccessLine)
+    if (lines.length >= count || Date.now() > deadline) return lines
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe('GET /metrics with WORKERS=2', () => {
+  let database: TestDatabase
+  let cli: CliProcess
+  let origin: string
+  let served: AccessLine[]
+  before(async () => {
+    database = await createTestDatabase('sqlite')
+    const port = await freePort()
+    origin = `http://127.0.0.1:${port}`
+    cli = startCli(['serve'], { WORKERS: '2', PORT: String(port), DATABASE_URL: database.url, PETSTORE_API_KEYS: TEST_KEY })
+    await cli.listening(2)
+
+    // Sent at once, over as many connections, so both workers serve some.
+    const created = await Promise.all(Array.from({ length: CREATES }, async (_, i) => {
+      const response = await fetch(`${origin}/v1/pets`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ name: `pet ${i}`, categoryId: 1 }) })
+      assert.equal(response.status, 201)
+      return (await response.json() as { id: number }).id
+    }))
+    await Promise.all([
+      ...Array.from({ length: LISTS }, async () => {
+        const response = await fetch(`${origin}/v1/pets?limit=5`, { headers: AUTH })
+        assert.equal(response.status, 200)
+        await response.arrayBuffer()
+      }),
+      ...Array.from({ length: GETS }, async (_, i) => {
+        const response = await fetch(`${origin}/v1/pets/${created[i % CREATES]!}`, { headers: AUTH })
+        assert.equal(response.status, 200)
+        await response.arrayBuffer()
+      })
+    ])
+    served = await accessLines(cli, SENT)
+  })
+  after(async () => {
+    if (cli.child.exitCode === null) cli.child.kill('SIGKILL')
+    await database.drop()
+  })
+
+  it('spreads the requests sent over both workers', () => {
+    assert.equal(served.length, SENT)
+    assert.equal(new Set(served.map((line) => line.pid)).size, 2, 'both workers served some')
+  })
+
+  it('counts every request of both workers, whichever worker answers the scrape', async () => {
+    const before = (await accessLines(cli, SENT)).length
+    for (let i = 0; i < 6; i++) {
+      const { status, samples } = await scrape(origin, 10_000)
+      assert.equal(status, 200)
+      assert.equal(valueOf(samples, 'petstore_workers'), 2)
+      assert.equal(valueOf(samples, 'petstore_workers_reporting'), 2)
+      assert.equal(valueOf(samples, 'petstore_http_requests_total', { operation: 'createPet', status: '201' }), CREATES)
+      assert.equal(valueOf(samples, 'petstore_http_requests_total', { operation: 'listPets', status: '200' }), LISTS)
+      assert.equal(valueOf(samples, 'petstore_http_requests_total', { operation: 'getPet', status: '200' }), GETS)
+      assert.equal(valueOf(samples, 'petstore_http_request_duration_seconds_count', { operation: 'listPets' }), LISTS)
+      assert.equal(valueOf(samples, 'petstore_http_request_duration_seconds_bucket', { operation: 'getPet', le: '+Inf' }), GETS)
+      assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'env-1' }), GETS)
+      assert.equal(valueOf(samples, 'petstore_store_errors_total'), 0)
+    }
+    const scrapes = (await accessLines(cli, before + 6)).slice(before).filter((line) => line.route === '/metrics')
+    assert.equal(new Set(scrapes.map((line) => line.pid)).size, 2, 'both workers answered scrapes')
+  })
+
+  it('leaves out a worker that does not answer within a second instead of hanging the scrape', async () => {
+    const pids = [...new Set(served.map((line) => line.pid))]
+    const [stopped, running] = [pids[0]!, pids[1]!]
+    const listsBy = (pid: number): number => served.filter((line) => line.pid === pid && line.method === 'GET' && line.route === '/v1/pets').length
+    process.kill(stopped, 'SIGSTOP')
+    try {
+      // A new connection may be handed to the stopped worker first; the next one goes to the other.
+      let answered: { status: number, samples: Sample[] } | undefined
+      for (let attempt = 0; attempt < 3 && answered === undefined; attempt++) {
+        try {
+          answered = await scrape(origin, 2_500)
+        } catch (err) {
+          if ((err as Error).name !== 'TimeoutError' && (err as Error).name !== 'AbortError') throw err
+        }
+      }
+      assert.ok(answered !== undefined, 'a scrape was answered while a worker was stopped')
+      assert.equal(answered.status, 200)
+      assert.equal(valueOf(answered.samples, 'petstore_workers'), 2)
+      assert.equal(valueOf(answered.samples, 'petstore_workers_reporting'), 1)
+      assert.equal(valueOf(answered.samples, 'petstore_http_requests_total', { operation: 'listPets', status: '200' }), listsBy(running))
+    } finally {
+      process.kill(stopped, 'SIGCONT')
+    }
+    const { samples } = await scrape(origin, 10_000)
+    assert.equal(valueOf(samples, 'petstore_workers_reporting'), 2)
+  })
+
+  it('still stops gracefully on SIGTERM', async () => {
+    cli.child.kill('SIGTERM')
+    assert.equal(await cli.exited, 0)
+  })
+})
