@@ -1,18 +1,8 @@
 import type { Command } from 'commander'
 import { issueApiKey } from '../../domain/api-keys.js'
-import { openMigratedStore } from '../../server.js'
-import type { Store } from '../../store/store.js'
 import { CliError } from '../errors.js'
-import { addSettingFlags, configFrom } from '../options.js'
-
-async function withStore<T> (command: Command, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openMigratedStore(configFrom(command).databaseUrl)
-  try {
-    return await work(store)
-  } finally {
-    await store.close()
-  }
-}
+import { addSettingFlags } from '../options.js'
+import { withStore } from '../with-store.js'
 
 const KEY_NAME = /^[A-Za-z0-9._-]{1,64}$/
 
