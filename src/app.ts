@@ -16,6 +16,7 @@ import { registerAuth } from './http/plugins/auth.js'
 import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { registerRequestId, requestIdOf } from './http/plugins/request-id.js'
+import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { registerResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
@@ -81,11 +82,18 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
   registerJsonBody(app)
   registerErrorHandling(app)
 
-  // Hooks run in this order: id, headers, deprecation headers, auth, sunset.
+  // Hooks run in this order: id, headers, deprecation headers, auth, rate limit, sunset.
   registerRequestId(app)
   registerResponseHeaders(app)
   registerDeprecationHeaders(app, deprecation)
   registerAuth(app, verifier)
+  if (config.rateLimit > 0) {
+    registerRateLimit(app, {
+      limit: config.rateLimit,
+      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger),
+      logger
+    })
+  }
   registerSunset(app, deprecation)
   registerMetrics(app, metrics)
   registerAccessLog(app)

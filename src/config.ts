@@ -20,6 +20,8 @@ export interface Config {
   /** Requests a minute per API key; 0 turns the limit off. */
   rateLimit: number
   redisUrl: string | undefined
+  /** Prefix of every Redis key, so deployments can share one Redis. */
+  redisKeyPrefix: string
   /** From this instant on, getPet answers 410. */
   getPetSunset: Date
 }
@@ -129,6 +131,17 @@ export const SETTINGS = [
       if (!/^rediss?:\/\/.+/.test(raw)) throw 'must start with redis:// or rediss://'
       return raw
     })
+  },
+  {
+    key: 'redisKeyPrefix',
+    env: 'REDIS_KEY_PREFIX',
+    flag: 'redis-key-prefix',
+    default: 'petstore:',
+    help: 'prefix of the Redis keys, so several deployments can share one Redis',
+    parse: (raw: string) => {
+      if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw 'must be 1 to 64 printable ASCII characters, without spaces'
+      return raw
+    }
   },
   {
     key: 'getPetSunset',
