@@ -10,7 +10,8 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, handleClientError, registerErrorHandling } from './http/error-handler.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, type RequestTimeouts } from './http/error-handler.js'
+import { registerRequestChecks } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerAuth } from './http/plugins/auth.js'
 import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
@@ -33,6 +34,8 @@ export interface AppOptions {
   logger: Logger
   /** The clock of the sunset check; tests move it. */
   now?: () => Date
+  /** Slow-client bounds; tests shorten them. */
+  timeouts?: RequestTimeouts
 }
 
 export interface App extends FastifyInstance {
@@ -43,7 +46,7 @@ export interface App extends FastifyInstance {
 /**
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
  */
-export async function buildApp ({ config, store, logger, now = () => new Date() }: AppOptions): Promise<App> {
+export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -53,13 +56,16 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
     routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
-    clientErrorHandler: handleClientError,
+    clientErrorHandler: clientErrorHandlerFor(timeouts),
+    frameworkErrors: handleFrameworkError,
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
     serverFactory: (handler) => createServer({
-      headersTimeout: 10_000,
-      requestTimeout: 30_000,
-      connectionsCheckingInterval: 1_000,
-      maxHeaderSize: HEADER_LIMIT_BYTES
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 4),
+      maxHeaderSize: HEADER_LIMIT_BYTES,
+      // A missing Host is answered by the request checks, with the Error body, not by Node's bare 400.
+      requireHostHeader: false
     }, handler)
   }) as unknown as App
 
@@ -82,9 +88,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
   registerJsonBody(app)
   registerErrorHandling(app)
 
-  // Hooks run in this order: id, headers, deprecation headers, auth, rate limit, sunset.
+  // Hooks run in this order: id, headers, request checks, deprecation headers, auth, rate limit, sunset.
   registerRequestId(app)
   registerResponseHeaders(app)
+  registerRequestChecks(app)
   registerDeprecationHeaders(app, deprecation)
   registerAuth(app, verifier)
   if (config.rateLimit > 0) {
