@@ -165,7 +165,7 @@ describe('hostile input', () => {
       it(`answers 400 when ${name} is sent twice`, async () => {
         const response = await rawRequest(server.origin, rawPost('{"name":"a","categoryId":1}', extra))
         assert.equal(errorCodeOf(response, 400), 'validation_failed')
-        assert.match(JSON.parse(response.body).message, new RegExp(`^${name.toLowerCase()}: must be sent once`))
+        assert.match(JSON.parse(response.body).message, new RegExp(`^${name!.toLowerCase()}: must be sent once`))
       })
     }
 
