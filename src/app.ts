@@ -55,6 +55,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
+    // While draining, requests already on an open connection are served, not refused with a bare 503.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
     clientErrorHandler: clientErrorHandlerFor(timeouts),
     frameworkErrors: handleFrameworkError,

@@ -24,6 +24,8 @@ export interface Config {
   redisKeyPrefix: string
   /** From this instant on, getPet answers 410. */
   getPetSunset: Date
+  /** Seconds between SIGTERM (readyz turns 503) and closing the listener, for load balancers to notice. */
+  shutdownDelay: number
 }
 
 export class ConfigError extends Error {
@@ -154,6 +156,14 @@ export const SETTINGS = [
       if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw 'must be an ISO 8601 instant such as 2030-12-05T00:00:00Z'
       return date
     }
+  },
+  {
+    key: 'shutdownDelay',
+    env: 'SHUTDOWN_DELAY',
+    flag: 'shutdown-delay',
+    default: '0',
+    help: 'seconds to keep serving after SIGTERM with /readyz at 503, so a load balancer stops sending first',
+    parse: integer(0, 300)
   }
 ] as const satisfies ReadonlyArray<Setting<keyof Config>>
 

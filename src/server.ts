@@ -4,6 +4,7 @@
  * forks workers that share the port (node:cluster).
  */
 import cluster from 'node:cluster'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type App } from './app.js'
 import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
@@ -51,8 +52,11 @@ export interface RunningServer {
   app: App
   store: Store
   url: string
-  /** Stops taking requests, finishes those in flight, closes the store. */
-  close: () => Promise<void>
+  /**
+   * Drains: /readyz answers 503 at once; after `delayMs` (the load balancer's time to
+   * notice) the listener closes, requests in flight finish, then the store closes.
+   */
+  close: (delayMs?: number) => Promise<void>
 }
 
 /** Starts one serving process (a worker, or the only process). */
@@ -78,10 +82,14 @@ export async function startServer (config: Config, options: { migrate: boolean }
   }, SWEEP_INTERVAL_MS).unref()
 
   let closing: Promise<void> | undefined
-  const close = (): Promise<void> => {
+  const close = (delayMs = 0): Promise<void> => {
     closing ??= (async () => {
       app.startDraining()
       clearInterval(sweeper)
+      if (delayMs > 0) {
+        logger.info({ delayMs }, 'draining: readyz answers 503')
+        await sleep(delayMs)
+      }
       await app.close() // waits for the requests in flight
       await store.close()
       logger.info('closed')
@@ -92,10 +100,10 @@ export async function startServer (config: Config, options: { migrate: boolean }
   return { app, store, url, close }
 }
 
-function closeOnSignals (close: () => Promise<void>): void {
+function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: number): void {
   const onSignal = (): void => {
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
-    close().then(() => process.exit(0), () => process.exit(1))
+    setTimeout(() => process.exit(1), delayMs + SHUTDOWN_TIMEOUT_MS).unref()
+    close(delayMs).then(() => process.exit(0), () => process.exit(1))
   }
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)
@@ -105,7 +113,7 @@ function closeOnSignals (close: () => Promise<void>): void {
 export async function serve (config: Config): Promise<void> {
   if (config.workers <= 1 || cluster.isWorker) {
     const server = await startServer(config, { migrate: !cluster.isWorker })
-    closeOnSignals(server.close)
+    closeOnSignals(server.close, config.shutdownDelay * 1000)
     return
   }
   // The primary migrates once and issues the first key; workers only serve.
@@ -123,7 +131,7 @@ export async function serve (config: Config): Promise<void> {
   })
   const stop = (): void => {
     stopping = true
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
+    setTimeout(() => process.exit(1), config.shutdownDelay * 1000 + SHUTDOWN_TIMEOUT_MS).unref()
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
   }
   process.once('SIGTERM', stop)
