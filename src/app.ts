@@ -3,6 +3,7 @@
  * listens (src/server.ts does), so tests build the very same app.
  */
 import { createServer } from 'node:http'
+import type { Socket } from 'node:net'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -10,7 +11,8 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, type RequestTimeouts } from './http/error-handler.js'
+import { AppError } from './domain/errors.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
 import { registerRequestChecks } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerAuth } from './http/plugins/auth.js'
@@ -61,14 +63,23 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     clientErrorHandler: clientErrorHandlerFor(timeouts),
     frameworkErrors: handleFrameworkError,
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
-    serverFactory: (handler) => createServer({
-      headersTimeout: timeouts.headersMs,
-      requestTimeout: timeouts.requestMs,
-      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 4),
-      maxHeaderSize: HEADER_LIMIT_BYTES,
-      // A missing Host is answered by the request checks, with the Error body, not by Node's bare 400.
-      requireHostHeader: false
-    }, handler)
+    serverFactory: (handler) => {
+      const server = createServer({
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 4),
+        maxHeaderSize: HEADER_LIMIT_BYTES,
+        // A missing Host is answered by the request checks, with the Error body, not by Node's bare 400.
+        requireHostHeader: false
+      }, handler)
+      // Node answers these with a bare 417 or a dropped connection; RFC 9110 §10.1.1 lets a
+      // server ignore an expectation it does not know, and CONNECT is no method of this API.
+      server.on('checkExpectation', handler)
+      server.on('connect', (_request, socket: Socket) => {
+        writeErrorToSocket(socket, new AppError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy'))
+      })
+      return server
+    }
   }) as unknown as App
 
   let draining = false

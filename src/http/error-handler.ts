@@ -71,6 +71,7 @@ function pathOf (url: string): string {
 /**
  * Fastify's `frameworkErrors`: what the router rejects before any hook runs
  * (bad percent-encoding, an over-long path parameter) gets the Error body too.
+ * @example Fastify({ frameworkErrors: handleFrameworkError })
  */
 export function handleFrameworkError (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id)
@@ -98,6 +99,23 @@ function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeo
 }
 
 /**
+ * Writes the Error body straight on a socket Node has taken from HTTP, then closes it.
+ * @example writeErrorToSocket(socket, new AppError('request_timeout', 'request: too slow'))
+ */
+export function writeErrorToSocket (socket: Socket, error: AppError): void {
+  const body = JSON.stringify(error.toBody())
+  socket.end([
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${randomUUID()}`,
+    'Connection: close',
+    '',
+    body
+  ].join('\r\n'))
+}
+
+/**
  * Fastify's `clientErrorHandler`: writes the Error body on the raw socket, then closes it.
  * @example Fastify({ clientErrorHandler: clientErrorHandlerFor(REQUEST_TIMEOUTS) })
  */
@@ -107,16 +125,6 @@ export function clientErrorHandlerFor (timeouts: RequestTimeouts) {
       socket.destroy()
       return
     }
-    const error = clientError(err, timeouts)
-    const body = JSON.stringify(error.toBody())
-    socket.end([
-      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
-      'Content-Type: application/json; charset=utf-8',
-      `Content-Length: ${Buffer.byteLength(body)}`,
-      `X-Request-Id: ${randomUUID()}`,
-      'Connection: close',
-      '',
-      body
-    ].join('\r\n'))
+    writeErrorToSocket(socket, clientError(err, timeouts))
   }
 }

@@ -169,6 +169,16 @@ describe('hostile input', () => {
       })
     }
 
+    it('answers CONNECT with 405 and the Error body, not a dropped connection', async () => {
+      const response = await rawRequest(server.origin, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
+      assert.equal(errorCodeOf(response, 405), 'method_not_allowed')
+    })
+
+    it('ignores an unknown Expect instead of a bare 417', async () => {
+      const response = await rawRequest(server.origin, rawPost('{"name":"Expecting","categoryId":1}', 'Expect: something-else\r\n'))
+      assert.equal(response.status, 201, response.body)
+    })
+
     it('answers 400 with the Error body for conflicting Content-Length headers', async () => {
       const response = await rawRequest(server.origin,
         `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${AUTH_LINE}Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}`)
@@ -180,7 +190,11 @@ describe('hostile input', () => {
       ['a bad HTTP version', 'GET /v1/pets HTTP/9.9\r\nHost: x\r\n\r\n'],
       ['a header without a colon', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n'],
       ['a NUL in a header', 'GET /v1/pets HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n'],
-      ['HTTP/1.1 without Host', `GET /v1/pets HTTP/1.1\r\n${AUTH_LINE}\r\n`]
+      ['HTTP/1.1 without Host', `GET /v1/pets HTTP/1.1\r\n${AUTH_LINE}\r\n`],
+      ['an unknown Transfer-Encoding', `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${AUTH_LINE}Content-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n{}`],
+      ['Transfer-Encoding and Content-Length together (request smuggling)',
+        `POST /v1/pets HTTP/1.1\r\nHost: x\r\n${AUTH_LINE}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n2\r\n{}\r\n0\r\n\r\n`],
+      ['an HTTP/2 preface', 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n']
     ]) {
       it(`answers 400 with the Error body for ${what}`, async () => {
         errorCodeOf(await rawRequest(server.origin, request!), 400)
