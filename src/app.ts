@@ -18,7 +18,7 @@ import { registerJsonBody } from './http/json-body.js'
 import { registerAuth } from './http/plugins/auth.js'
 import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
-import { registerRequestId, requestIdOf } from './http/plugins/request-id.js'
+import { registerRequestId, requestIdGenerator } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { registerResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
@@ -49,11 +49,12 @@ export interface App extends FastifyInstance {
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
+  const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
-    genReqId: requestIdOf,
+    genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
@@ -86,7 +87,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.startDraining = () => { draining = true }
 
   const metrics = new Metrics()
-  const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const meta = {

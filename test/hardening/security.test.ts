@@ -36,6 +36,8 @@ async function exerciseEverything (server: TestServer, key: string): Promise<voi
     [`/v1/pets?api_key=${key}`, {}],
     ['/v1/pets', { headers: { cookie: `session=${key}; token=${key}` } }],
     ['/v1/pets', { headers: { 'x-api-key': key, 'api-key': key } }],
+    ['/v1/pets', { headers: { ...bearer, 'x-request-id': key } }],
+    ['/healthz', { headers: { 'x-request-id': key } }],
     ['/v1/pets', { headers: { authorization: `Basic ${key}` } }],
     ['/v1/pets', { headers: { authorization: `Token ${key}` } }],
     ['/v1/pets', { headers: { authorization: key } }],
