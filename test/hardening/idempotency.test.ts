@@ -85,6 +85,15 @@ for (const backend of backends()) {
       assert.equal(response.headers.get('idempotent-replayed'), null)
     })
 
+    it('frees the key when the first request is refused (413, 415, 400)', async () => {
+      assert.equal((await post(server, '/pets', { name: 'x'.repeat(20_000), categoryId: 1 }, keyed('refused-1'))).status, 413)
+      assert.equal((await post(server, '/pets', '{"name":"Ok","categoryId":1}', { ...keyed('refused-1'), 'content-type': 'text/plain' })).status, 415)
+      assert.equal((await post(server, '/pets', { name: '', categoryId: 1 }, keyed('refused-1'))).status, 400)
+      const response = await post(server, '/pets', { name: 'Ok', categoryId: 1 }, keyed('refused-1'))
+      assert.equal(response.status, 201)
+      assert.equal(response.headers.get('idempotent-replayed'), null)
+    })
+
     it('answers 400 for a key longer than 255 characters, and takes one of 255', async () => {
       const response = await post(server, '/pets', { name: 'Long', categoryId: 1 }, keyed('k'.repeat(256)))
       assert.equal(response.status, 400)
