@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { connect, createServer, type Server, type Socket } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../helper.js'
 
@@ -60,6 +62,34 @@ describe('rate limit off (RATE_LIMIT=0)', () => {
 })
 
 const redisUrl = process.env.TEST_REDIS_URL
+
+/** A TCP relay to Redis that the test can cut and restore, as a network failure would. */
+class CuttableLink {
+  #server: Server | undefined
+  readonly #sockets = new Set<Socket>()
+  port = 0
+
+  constructor (readonly target: URL) {}
+
+  async open (): Promise<void> {
+    this.#server = createServer((client) => {
+      const upstream = connect(Number(this.target.port || 6379), this.target.hostname)
+      for (const socket of [client, upstream]) {
+        this.#sockets.add(socket)
+        socket.on('error', () => {})
+        socket.on('close', () => { this.#sockets.delete(socket); client.destroy(); upstream.destroy() })
+      }
+      client.pipe(upstream).pipe(client)
+    })
+    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve))
+    this.port = (this.#server.address() as { port: number }).port
+  }
+
+  async cut (): Promise<void> {
+    for (const socket of this.#sockets) socket.destroy()
+    await new Promise((resolve) => this.#server!.close(resolve))
+  }
+}
 describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis rate-limit tests skipped' : false }, () => {
   it('counts the requests of two instances together', async () => {
     const database = await createTestDatabase('sqlite')
@@ -78,6 +108,32 @@ describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TE
       await a.close()
       await b.close()
       await database.drop()
+    }
+  })
+
+  it('fails open while Redis is cut off, and counts again once it is back', async () => {
+    const link = new CuttableLink(new URL(redisUrl!))
+    await link.open()
+    const server = await startTestServer({ env: { RATE_LIMIT: '3', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets')).status, 200)
+      assert.equal((await get(server, '/pets')).status, 429)
+      await link.cut()
+      for (let i = 0; i < 5; i++) {
+        const response = await get(server, '/pets')
+        assert.equal(response.status, 200, 'served, not limited and not a 500, while Redis is away')
+        assert.equal(response.headers.get('ratelimit'), null)
+      }
+      await link.open()
+      let status = 0
+      for (let i = 0; i < 50 && status !== 429; i++) {
+        await sleep(100)
+        status = (await get(server, '/pets')).status
+      }
+      assert.equal(status, 429, 'the count in Redis applies again after reconnecting')
+    } finally {
+      await server.close()
+      await link.cut().catch(() => {})
     }
   })
 
