@@ -119,6 +119,21 @@ describe('hostile input', () => {
       })
     }
 
+    for (const [what, bytes] of [['an encoded surrogate', [0xed, 0xa0, 0x80]], ['a stray continuation byte', [0x80]], ['0xFF', [0xff]], ['an overlong encoding', [0xc0, 0xae]], ['a truncated sequence', [0xe2, 0x82]]] as const) {
+      it(`answers 400 malformed_json for invalid UTF-8 (${what}) instead of storing U+FFFD`, async () => {
+        const body = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from(bytes), Buffer.from('b","categoryId":1}')])
+        const response = await rawRequest(server.origin, Buffer.concat([
+          Buffer.from(`POST /v1/pets HTTP/1.1\r\nHost: x\r\n${AUTH_LINE}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`), body]))
+        assert.equal(errorCodeOf(response, 400), 'malformed_json')
+      })
+    }
+
+    it('takes a body with a UTF-8 BOM and multi-byte names as sent', async () => {
+      const response = await post(server, '/pets', '\ufeff{"name":"Ünïcödé 🐕 名前","categoryId":1}')
+      assert.equal(response.status, 201)
+      assert.equal((await response.json() as { name: string }).name, 'Ünïcödé 🐕 名前')
+    })
+
     it('leaves Object.prototype untouched by __proto__ and constructor keys', async () => {
       await post(server, '/pets', '{"__proto__":{"polluted":true},"name":"a","categoryId":1}')
       await post(server, '/pets', '{"constructor":{"prototype":{"polluted":true}},"name":"a","categoryId":1}')
