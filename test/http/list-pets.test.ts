@@ -90,7 +90,7 @@ for (const backend of backends()) {
       const seen: string[] = []
       let url: string | undefined = `${server.api}/pets?limit=4&status=pending`
       while (url !== undefined) {
-        const parsed = new URL(url)
+        const parsed: URL = new URL(url)
         assert.equal(parsed.searchParams.get('status'), 'pending')
         assert.equal(parsed.searchParams.get('limit'), '4')
         const response = await fetch(url, { headers: AUTH })
