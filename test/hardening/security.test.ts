@@ -143,6 +143,7 @@ describe('the docs page', () => {
       const csp = response.headers.get('content-security-policy') ?? ''
       assert.match(csp, /default-src 'self'/)
       assert.match(csp, /object-src 'none'/)
+      assert.match(csp, /frame-ancestors 'none'/)
       assert.match(csp, /script-src 'self'/)
       assert.doesNotMatch(csp, /script-src[^;]*'unsafe-inline'/)
       assert.equal(response.headers.get('x-content-type-options'), 'nosniff')
