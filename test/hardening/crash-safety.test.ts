@@ -144,4 +144,17 @@ describe('SIGTERM drains', () => {
     assert.equal(response.status, 201, response.body)
     assert.equal(await server.exited, 0, server.output())
   })
+
+  it('drains every worker with WORKERS=2: requests in flight complete, the primary exits 0', async () => {
+    const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' })
+    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `worker drain ${i}`)))
+    server.child.kill('SIGTERM')
+    await sleep(300)
+    assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
+    for (const request of slow) {
+      const response = await request.finish()
+      assert.equal(response.status, 201, response.body)
+    }
+    assert.equal(await server.exited, 0, server.output())
+  })
 })
