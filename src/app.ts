@@ -3,6 +3,7 @@
  * listens (src/server.ts does), so tests build the very same app.
  */
 import { createServer } from 'node:http'
+import type { Socket } from 'node:net'
 import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
@@ -10,12 +11,15 @@ import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, handleClientError, registerErrorHandling } from './http/error-handler.js'
+import { AppError } from './domain/errors.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
+import { registerRequestChecks } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { registerAuth } from './http/plugins/auth.js'
 import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
-import { registerRequestId, requestIdOf } from './http/plugins/request-id.js'
+import { registerRequestId, requestIdGenerator } from './http/plugins/request-id.js'
+import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { registerResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
@@ -32,6 +36,8 @@ export interface AppOptions {
   logger: Logger
   /** The clock of the sunset check; tests move it. */
   now?: () => Date
+  /** Slow-client bounds; tests shorten them. */
+  timeouts?: RequestTimeouts
 }
 
 export interface App extends FastifyInstance {
@@ -42,34 +48,45 @@ export interface App extends FastifyInstance {
 /**
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
  */
-export async function buildApp ({ config, store, logger, now = () => new Date() }: AppOptions): Promise<App> {
+export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
+  const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
-    genReqId: requestIdOf,
+    genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,
-    // While closing, a request that still arrives on an open connection is served, not refused:
-    // the store closes only after the server (a rolling restart loses no request).
+    // While draining, requests already on an open connection are served, not refused with a bare 503.
     return503OnClosing: false,
     routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
-    clientErrorHandler: handleClientError,
+    clientErrorHandler: clientErrorHandlerFor(timeouts),
+    frameworkErrors: handleFrameworkError,
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
-    serverFactory: (handler) => createServer({
-      headersTimeout: 10_000,
-      requestTimeout: 30_000,
-      connectionsCheckingInterval: 1_000,
-      maxHeaderSize: HEADER_LIMIT_BYTES
-    }, handler)
+    serverFactory: (handler) => {
+      const server = createServer({
+        headersTimeout: timeouts.headersMs,
+        requestTimeout: timeouts.requestMs,
+        connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 4),
+        maxHeaderSize: HEADER_LIMIT_BYTES,
+        // A missing Host is answered by the request checks, with the Error body, not by Node's bare 400.
+        requireHostHeader: false
+      }, handler)
+      // Node answers these with a bare 417 or a dropped connection; RFC 9110 §10.1.1 lets a
+      // server ignore an expectation it does not know, and CONNECT is no method of this API.
+      server.on('checkExpectation', handler)
+      server.on('connect', (_request, socket: Socket) => {
+        writeErrorToSocket(socket, new AppError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy'))
+      })
+      return server
+    }
   }) as unknown as App
 
   let draining = false
   app.startDraining = () => { draining = true }
 
   const metrics = new Metrics()
-  const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const meta = {
@@ -84,11 +101,19 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
   registerJsonBody(app)
   registerErrorHandling(app)
 
-  // Hooks run in this order: id, headers, deprecation headers, auth, sunset.
+  // Hooks run in this order: id, headers, request checks, deprecation headers, auth, rate limit, sunset.
   registerRequestId(app)
   registerResponseHeaders(app)
+  registerRequestChecks(app)
   registerDeprecationHeaders(app, deprecation)
   registerAuth(app, verifier)
+  if (config.rateLimit > 0) {
+    registerRateLimit(app, {
+      limit: config.rateLimit,
+      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger),
+      logger
+    })
+  }
   registerSunset(app, deprecation)
   registerMetrics(app, metrics)
   registerAccessLog(app)
@@ -117,6 +142,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date() 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
+    // Nobody frames the docs page, not even this origin (as X-Frame-Options: DENY says).
+    transformStaticCSP: (header) => header.replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
     uiConfig: { deepLinking: true, tryItOutEnabled: true, displayRequestDuration: true },
     transformSpecification: (_document, request) => openApiDocumentFor(app, request, meta)
   })

@@ -20,8 +20,12 @@ export interface Config {
   /** Requests a minute per API key; 0 turns the limit off. */
   rateLimit: number
   redisUrl: string | undefined
+  /** Prefix of every Redis key, so deployments can share one Redis. */
+  redisKeyPrefix: string
   /** From this instant on, getPet answers 410. */
   getPetSunset: Date
+  /** Seconds between SIGTERM (readyz turns 503) and closing the listener, for load balancers to notice. */
+  shutdownDelay: number
 }
 
 export class ConfigError extends Error {
@@ -131,6 +135,17 @@ export const SETTINGS = [
     })
   },
   {
+    key: 'redisKeyPrefix',
+    env: 'REDIS_KEY_PREFIX',
+    flag: 'redis-key-prefix',
+    default: 'petstore:',
+    help: 'prefix of the Redis keys, so several deployments can share one Redis',
+    parse: (raw: string) => {
+      if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw 'must be 1 to 64 printable ASCII characters, without spaces'
+      return raw
+    }
+  },
+  {
     key: 'getPetSunset',
     env: 'GETPET_SUNSET',
     flag: 'getpet-sunset',
@@ -141,6 +156,14 @@ export const SETTINGS = [
       if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw 'must be an ISO 8601 instant such as 2030-12-05T00:00:00Z'
       return date
     }
+  },
+  {
+    key: 'shutdownDelay',
+    env: 'SHUTDOWN_DELAY',
+    flag: 'shutdown-delay',
+    default: '0',
+    help: 'seconds to keep serving after SIGTERM with /readyz at 503, so a load balancer stops sending first',
+    parse: integer(0, 300)
   }
 ] as const satisfies ReadonlyArray<Setting<keyof Config>>
 

@@ -4,6 +4,7 @@
  * forks workers that share the port (node:cluster).
  */
 import cluster from 'node:cluster'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type App } from './app.js'
 import { answerClusterScrapes } from './cluster-metrics.js'
 import { ConfigError, type Config } from './config.js'
@@ -52,8 +53,11 @@ export interface RunningServer {
   app: App
   store: Store
   url: string
-  /** Stops taking requests, finishes those in flight, closes the store. */
-  close: () => Promise<void>
+  /**
+   * Drains: /readyz answers 503 at once; after `delayMs` (the load balancer's time to
+   * notice) the listener closes, requests in flight finish, then the store closes.
+   */
+  close: (delayMs?: number) => Promise<void>
 }
 
 /** Starts one serving process (a worker, or the only process). */
@@ -79,10 +83,14 @@ export async function startServer (config: Config, options: { migrate: boolean }
   }, SWEEP_INTERVAL_MS).unref()
 
   let closing: Promise<void> | undefined
-  const close = (): Promise<void> => {
+  const close = (delayMs = 0): Promise<void> => {
     closing ??= (async () => {
       app.startDraining()
       clearInterval(sweeper)
+      if (delayMs > 0) {
+        logger.info({ delayMs }, 'draining: readyz answers 503')
+        await sleep(delayMs)
+      }
       await app.close() // waits for the requests in flight
       await store.close()
       logger.info('closed')
@@ -93,10 +101,10 @@ export async function startServer (config: Config, options: { migrate: boolean }
   return { app, store, url, close }
 }
 
-function closeOnSignals (close: () => Promise<void>): void {
+function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: number): void {
   const onSignal = (): void => {
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
-    close().then(() => process.exit(0), () => process.exit(1))
+    setTimeout(() => process.exit(1), delayMs + SHUTDOWN_TIMEOUT_MS).unref()
+    close(delayMs).then(() => process.exit(0), () => process.exit(1))
   }
   process.once('SIGTERM', onSignal)
   process.once('SIGINT', onSignal)
@@ -120,7 +128,7 @@ async function serveAsWorker (config: Config): Promise<void> {
     process.send?.(failed, () => process.exit(1))
     return
   }
-  closeOnSignals(server.close)
+  closeOnSignals(server.close, config.shutdownDelay * 1000)
 }
 
 /**
@@ -130,7 +138,7 @@ async function serveAsWorker (config: Config): Promise<void> {
  * A worker that fails before it serves would fail again if forked again, so the
  * primary stops the others and exits 1 with that worker's one-line error.
  */
-function superviseWorkers (count: number): void {
+function superviseWorkers (count: number, shutdownDelayMs: number): void {
   const live = new Set<number>()
   const serving = new Set<number>()
   let stopping = false
@@ -140,7 +148,7 @@ function superviseWorkers (count: number): void {
   const stop = (): void => {
     if (stopping) return
     stopping = true
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref()
+    setTimeout(() => process.exit(1), shutdownDelayMs + SHUTDOWN_TIMEOUT_MS).unref()
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     exitWhenAllGone()
   }
@@ -182,12 +190,12 @@ export async function serve (config: Config): Promise<void> {
   if (cluster.isWorker) return await serveAsWorker(config)
   if (config.workers <= 1) {
     const server = await startServer(config, { migrate: true })
-    closeOnSignals(server.close)
+    closeOnSignals(server.close, config.shutdownDelay * 1000)
     return
   }
   // The primary migrates once and issues the first key; workers only serve.
   const store = await openMigratedStore(config.databaseUrl)
   await ensureAnApiKey(store, config)
   await store.close()
-  superviseWorkers(config.workers)
+  superviseWorkers(config.workers, config.shutdownDelay * 1000)
 }

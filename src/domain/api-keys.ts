@@ -16,6 +16,8 @@ export function hashApiKey (key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex')
 }
 
+const ISSUED_KEY = /^ps_[A-Za-z0-9_-]{43}$/
+
 /** A new random key: `ps_` and 43 base64url characters (256 bits). */
 export function generateApiKey (): string {
   return `ps_${randomBytes(32).toString('base64url')}`
@@ -49,6 +51,15 @@ export class ApiKeyVerifier {
       const keyHash = hashApiKey(key)
       this.#configured.set(keyHash, { keyName: `env-${index + 1}`, keyHash })
     })
+  }
+
+  /**
+   * True when `text` is a configured key or has the shape of an issued one; synchronous,
+   * so it can screen what is about to be logged.
+   * @example verifier.mightBeApiKey('ps_' + 'a'.repeat(43)) // true
+   */
+  mightBeApiKey (text: string): boolean {
+    return ISSUED_KEY.test(text) || this.#configured.has(hashApiKey(text))
   }
 
   /** @returns the caller, or undefined for an unknown or revoked key */

@@ -29,7 +29,7 @@ export class PetCatalogue {
   readonly #store: Store
   readonly #cursors: CursorCodec
   readonly #creates: GroupCommit<CreateRequest, CreateOutcome>
-  /** Idempotency keys whose first request has not committed yet (this process). */
+  /** Idempotency keys whose request has not been answered yet (this process). */
   readonly #inFlight = new Set<string>()
 
   /** @example new PetCatalogue(store, await store.secret('cursor')) */
@@ -51,30 +51,42 @@ export class PetCatalogue {
   }
 
   /**
-   * Creates an animal; with an idempotency key, a repeat of the same request
-   * replays the first animal instead of creating another.
+   * Marks an idempotency key as in flight from the moment its request arrives (before
+   * its body is read), so a retry sent while the first is still uploading or committing
+   * gets 409 instead of racing it. In memory: a key whose request died with the process
+   * is free again on restart.
+   * @returns releases the key; safe to call more than once
+   * @throws AppError idempotency_conflict while another request holds the key
+   * @example const release = catalogue.holdIdempotencyKey(caller, key); try { … } finally { release() }
+   */
+  holdIdempotencyKey (caller: Caller, idempotencyKey: string): () => void {
+    const flightKey = `${caller.keyHash}\n${idempotencyKey}`
+    if (this.#inFlight.has(flightKey)) {
+      throw new AppError('idempotency_conflict', 'Idempotency-Key: a request with this key is still in progress; retry after it completes')
+    }
+    this.#inFlight.add(flightKey)
+    let held = true
+    return () => {
+      if (held) this.#inFlight.delete(flightKey)
+      held = false
+    }
+  }
+
+  /**
+   * Creates an animal; with an idempotency key (held by the caller with
+   * holdIdempotencyKey), a repeat of the same request replays the first animal
+   * instead of creating another.
    */
   async createPet (newPet: NewPet, caller: Caller, idempotencyKey?: string): Promise<CreatedPet> {
     const pet = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? 'available' }
     const idempotency = idempotencyKey === undefined
       ? undefined
       : { scope: caller.keyHash, key: idempotencyKey, fingerprint: fingerprint(newPet) }
-    const flightKey = idempotency === undefined ? undefined : `${idempotency.scope}\n${idempotency.key}`
-    if (flightKey !== undefined) {
-      if (this.#inFlight.has(flightKey)) {
-        throw new AppError('idempotency_conflict', 'Idempotency-Key: a request with this key is still in progress; retry after it completes')
-      }
-      this.#inFlight.add(flightKey)
+    const outcome = await this.#creates.submit({ pet, idempotency })
+    if (outcome.kind === 'key_reused') {
+      throw new AppError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
     }
-    try {
-      const outcome = await this.#creates.submit({ pet, idempotency })
-      if (outcome.kind === 'key_reused') {
-        throw new AppError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
-      }
-      return { pet: outcome.pet, replayed: outcome.kind === 'replayed' }
-    } finally {
-      if (flightKey !== undefined) this.#inFlight.delete(flightKey)
-    }
+    return { pet: outcome.pet, replayed: outcome.kind === 'replayed' }
   }
 
   async getPet (id: Int64): Promise<Pet> {

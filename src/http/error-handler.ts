@@ -11,6 +11,15 @@ import { AppError, isAppError } from '../domain/errors.js'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
 export const HEADER_LIMIT_BYTES = 16 * 1024
+export const URL_LIMIT_BYTES = 8 * 1024
+
+/** How long a client may take to send its headers, and its whole request. */
+export interface RequestTimeouts {
+  headersMs: number
+  requestMs: number
+}
+
+export const REQUEST_TIMEOUTS: RequestTimeouts = { headersMs: 10_000, requestMs: 30_000 }
 
 // Fastify's own errors, by their stable codes (never by message text).
 const FASTIFY_ERRORS: Record<string, () => AppError> = {
@@ -19,6 +28,7 @@ const FASTIFY_ERRORS: Record<string, () => AppError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('malformed_json', 'body: is shorter or longer than its Content-Length'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('malformed_json', 'body: is empty; send a JSON object'),
   FST_ERR_BAD_URL: () => new AppError('validation_failed', 'path: is not a valid URL (bad percent-encoding)'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`),
   FST_ERR_ASYNC_CONSTRAINT: () => new AppError('validation_failed', 'request: is not valid')
 }
 
@@ -58,25 +68,41 @@ function pathOf (url: string): string {
   return path.length > 100 ? `${path.slice(0, 100)}…` : path
 }
 
+/**
+ * Fastify's `frameworkErrors`: what the router rejects before any hook runs
+ * (bad percent-encoding, an over-long path parameter) gets the Error body too.
+ * @example Fastify({ frameworkErrors: handleFrameworkError })
+ */
+export function handleFrameworkError (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id)
+  void sendError(reply, toAppError(err))
+}
+
+// A request line longer than the URL limit, still without its end: the header
+// overflow is the request target's doing, so it is a 414, not a 431.
+const LONG_REQUEST_LINE = new RegExp(`^[A-Z]{1,20} [^\\r\\n]{${URL_LIMIT_BYTES},}`)
+
 /** What Node's HTTP parser rejects before any route runs. */
-function clientError (err: NodeJS.ErrnoException): AppError {
+function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeouts: RequestTimeouts): AppError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
+      if (err.rawPacket !== undefined && LONG_REQUEST_LINE.test(err.rawPacket.subarray(0, URL_LIMIT_BYTES + 32).toString('latin1'))) {
+        return new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+      }
       return new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError('request_timeout', 'request: headers must arrive within 10 s and the whole request within 30 s')
+      return new AppError('request_timeout',
+        `request: headers must arrive within ${timeouts.headersMs / 1000} s and the whole request within ${timeouts.requestMs / 1000} s`)
     default:
       return new AppError('validation_failed', 'request: is not valid HTTP/1.1')
   }
 }
 
-/** Fastify's `clientErrorHandler`: writes the Error body on the raw socket, then closes it. */
-export function handleClientError (err: NodeJS.ErrnoException, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy()
-    return
-  }
-  const error = clientError(err)
+/**
+ * Writes the Error body straight on a socket Node has taken from HTTP, then closes it.
+ * @example writeErrorToSocket(socket, new AppError('request_timeout', 'request: too slow'))
+ */
+export function writeErrorToSocket (socket: Socket, error: AppError): void {
   const body = JSON.stringify(error.toBody())
   socket.end([
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
@@ -87,4 +113,18 @@ export function handleClientError (err: NodeJS.ErrnoException, socket: Socket): 
     '',
     body
   ].join('\r\n'))
+}
+
+/**
+ * Fastify's `clientErrorHandler`: writes the Error body on the raw socket, then closes it.
+ * @example Fastify({ clientErrorHandler: clientErrorHandlerFor(REQUEST_TIMEOUTS) })
+ */
+export function clientErrorHandlerFor (timeouts: RequestTimeouts) {
+  return (err: NodeJS.ErrnoException, socket: Socket): void => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    writeErrorToSocket(socket, clientError(err, timeouts))
+  }
 }

@@ -31,12 +31,28 @@ export function parseJsonBody (text: string): unknown {
   }
 }
 
+// JSON is UTF-8 (RFC 8259 §8.1): invalid bytes are refused, not silently replaced by U+FFFD.
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/**
+ * Decodes a body as strict UTF-8 (a leading BOM is dropped).
+ * @throws AppError malformed_json
+ * @example decodeUtf8(Buffer.from('{"name":"Rex"}'))
+ */
+export function decodeUtf8 (bytes: Buffer): string {
+  try {
+    return UTF8.decode(bytes)
+  } catch {
+    throw new AppError('malformed_json', 'body: is not valid UTF-8')
+  }
+}
+
 /** Makes `application/json` (any parameters, e.g. charset) the one body type the API takes. */
 export function registerJsonBody (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string))
+      done(null, parseJsonBody(decodeUtf8(body as Buffer)))
     } catch (err) {
       done(err as Error, undefined)
     }

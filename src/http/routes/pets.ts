@@ -27,6 +27,15 @@ export interface PetRoutesOptions {
 
 const IDEMPOTENCY_KEY_MAX = 255
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key of a createPet request, once held. */
+    idempotencyKey?: string
+    /** Frees the held Idempotency-Key; called when the answer is sent. */
+    releaseIdempotencyKey?: () => void
+  }
+}
+
 /** An error response as documented: its code, when it happens, and an example message. */
 interface ErrorDoc { code: ErrorCode, when: string, example: string }
 
@@ -83,6 +92,8 @@ function idempotencyKeyOf (header: string | string[] | undefined): string | unde
 
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
+  app.decorateRequest('idempotencyKey', undefined)
+  app.decorateRequest('releaseIdempotencyKey', undefined)
 
   app.get<{ Querystring: { limit?: Int64, status?: PetStatus, cursor?: string } }>('/v1/pets', {
     config: { operation: 'listPets' },
@@ -117,6 +128,17 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
 
   app.post<{ Body: NewPet }>('/v1/pets', {
     config: { operation: 'createPet' },
+    // The key is held from the moment the headers arrive until the answer is sent, so a
+    // retry while the first request is still uploading its body or committing gets 409.
+    onRequest: async (request, reply) => {
+      const idempotencyKey = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
+      if (idempotencyKey === undefined || request.caller === undefined) return
+      const release = catalogue.holdIdempotencyKey(request.caller, idempotencyKey)
+      request.idempotencyKey = idempotencyKey
+      reply.raw.once('close', release) // the client went away, or the response is done
+      request.releaseIdempotencyKey = release
+    },
+    onSend: async (request) => { request.releaseIdempotencyKey?.() },
     schema: {
       operationId: 'createPet',
       summary: 'Add an animal',
@@ -148,8 +170,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       }
     }
   }, async (request, reply) => {
-    const idempotencyKey = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
-    const { pet, replayed } = await catalogue.createPet(request.body, request.caller!, idempotencyKey)
+    const { pet, replayed } = await catalogue.createPet(request.body, request.caller!, request.idempotencyKey)
     if (replayed) reply.header('idempotent-replayed', 'true')
     reply.header('location', `${baseUrlOf(request, publicBaseUrl)}/pets/${pet.id}`)
     return reply.code(201).send(pet)

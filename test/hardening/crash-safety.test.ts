@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { after, before, describe, it } from 'node:test'
+import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { openRaw } from './raw-http.js'
+import { startServerProcess, type ServerProcess } from './server-process.js'
+
+interface Pet { id: number, name: string, categoryId: number, status: string }
+interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }
+
+const WRITERS = 8
+
+/** Every animal, following Link rel="next". */
+async function allPets (origin: string): Promise<Pet[]> {
+  const pets: Pet[] = []
+  let url: string | undefined = `${origin}/v1/pets?limit=100`
+  while (url !== undefined) {
+    const response = await fetch(url, { headers: AUTH })
+    assert.equal(response.status, 200)
+    pets.push(...await response.json() as Pet[])
+    url = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
+  }
+  return pets
+}
+
+/** Creates animals from WRITERS parallel loops until the service stops answering. */
+async function createUntilDown (origin: string, cycle: number): Promise<Attempt[]> {
+  const attempts: Attempt[] = []
+  let alive = true
+  await Promise.all(Array.from({ length: WRITERS }, async (_, writer) => {
+    for (let i = 0; alive; i++) {
+      const name = `cycle ${cycle} writer ${writer} #${i}`
+      const attempt: Attempt = { name, body: JSON.stringify({ name, categoryId: cycle * 1000 + writer, status: 'pending' }), key: i % 2 === 0 ? `c${cycle}-w${writer}-${i}` : undefined, created: undefined }
+      attempts.push(attempt)
+      try {
+        const response = await fetch(`${origin}/v1/pets`, { method: 'POST', headers: { ...JSON_AUTH, ...(attempt.key === undefined ? {} : { 'idempotency-key': attempt.key }) }, body: attempt.body })
+        const text = await response.text()
+        if (response.status === 201) attempt.created = JSON.parse(text) as Pet
+      } catch {
+        alive = false
+      }
+    }
+  }))
+  return attempts
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: SIGKILL under load`, { skip: backend.skip }, () => {
+    let database: TestDatabase
+    before(async () => { database = await createTestDatabase(backend.name) })
+    after(async () => { await database.drop() })
+
+    it('keeps every animal that got a 201, identical and never twice, over three kill-and-restart cycles', async () => {
+      const confirmed: Pet[] = []
+      const attempted: Attempt[] = []
+      let server = await startServerProcess(database.url)
+      for (let cycle = 1; cycle <= 3; cycle++) {
+        const load = createUntilDown(server.origin, cycle)
+        await sleep(700)
+        server.child.kill('SIGKILL')
+        assert.equal(await server.exited, 'SIGKILL')
+        const attempts = await load
+        attempted.push(...attempts)
+        confirmed.push(...attempts.flatMap((attempt) => attempt.created === undefined ? [] : [attempt.created]))
+        assert.ok(attempts.some((attempt) => attempt.created !== undefined), 'some creates succeeded before the kill')
+
+        server = await startServerProcess(database.url)
+        const stored = new Map((await allPets(server.origin)).map((pet) => [pet.id, pet]))
+        for (const pet of confirmed) assert.deepEqual(stored.get(pet.id), pet, `animal ${pet.id} answered 201 and must be there as it was`)
+        const names = [...stored.values()].map((pet) => pet.name)
+        assert.equal(new Set(names).size, names.length, 'no animal is stored twice')
+
+        // Retrying the keyed creates replays what committed and creates what did not; none stays stuck on 409.
+        for (const attempt of attempts.filter((a) => a.key !== undefined)) {
+          const retry = await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: { ...JSON_AUTH, 'idempotency-key': attempt.key! }, body: attempt.body })
+          assert.equal(retry.status, 201, await retry.clone().text())
+          const pet = await retry.json() as Pet
+          if (attempt.created !== undefined) {
+            assert.equal(retry.headers.get('idempotent-replayed'), 'true')
+            assert.deepEqual(pet, attempt.created)
+          }
+          if (attempt.created === undefined) confirmed.push(pet)
+        }
+        const after = (await allPets(server.origin)).map((pet) => pet.name)
+        assert.equal(new Set(after).size, after.length, 'retries created no duplicate')
+      }
+      server.child.kill('SIGKILL')
+      await server.exited
+      assert.ok(confirmed.length > 0)
+    })
+  })
+}
+
+describe('SIGTERM drains', () => {
+  let database: TestDatabase
+  before(async () => { database = await createTestDatabase('sqlite') })
+  after(async () => { await database.drop() })
+
+  /** A create whose body is half sent: in flight until `finish` is called. */
+  async function startSlowCreate (server: ServerProcess, name: string): Promise<{ finish: () => Promise<{ status: number, body: string }> }> {
+    const body = JSON.stringify({ name, categoryId: 1 })
+    const conn = await openRaw(server.origin)
+    conn.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 8)}`)
+    await sleep(100)
+    return {
+      finish: async () => {
+        conn.write(body.slice(8))
+        return await conn.response
+      }
+    }
+  }
+
+  it('completes the requests in flight at SIGTERM, then exits 0', async () => {
+    const server = await startServerProcess(database.url)
+    const slow = await startSlowCreate(server, 'in flight at SIGTERM')
+    server.child.kill('SIGTERM')
+    await sleep(300)
+    const response = await slow.finish()
+    assert.equal(response.status, 201, response.body)
+    assert.equal(await server.exited, 0, server.output())
+
+    const restarted = await startServerProcess(database.url)
+    try {
+      const pets = await allPets(restarted.origin)
+      assert.ok(pets.some((pet) => pet.name === 'in flight at SIGTERM'))
+    } finally {
+      restarted.child.kill('SIGKILL')
+      await restarted.exited
+    }
+  })
+
+  it('answers /readyz 503 and keeps serving during SHUTDOWN_DELAY, so a rolling restart loses nothing', async () => {
+    const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
+    assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
+    const slow = await startSlowCreate(server, 'in flight during the delay')
+    server.child.kill('SIGTERM')
+    await sleep(300)
+    const ready = await fetch(`${server.origin}/readyz`)
+    assert.equal(ready.status, 503)
+    assert.equal((await ready.json() as { code: string }).code, 'unavailable')
+    const during = await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: JSON_AUTH, body: JSON.stringify({ name: 'sent while draining', categoryId: 1 }) })
+    assert.equal(during.status, 201)
+    const response = await slow.finish()
+    assert.equal(response.status, 201, response.body)
+    assert.equal(await server.exited, 0, server.output())
+  })
+
+  it('drains every worker with WORKERS=2: requests in flight complete, the primary exits 0', async () => {
+    const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' })
+    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `worker drain ${i}`)))
+    server.child.kill('SIGTERM')
+    await sleep(300)
+    assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
+    for (const request of slow) {
+      const response = await request.finish()
+      assert.equal(response.status, 201, response.body)
+    }
+    assert.equal(await server.exited, 0, server.output())
+  })
+})

@@ -1,0 +1,69 @@
+/**
+ * Raw HTTP/1.1 over a socket, for what fetch cannot send: a body sent slowly,
+ * malformed request lines, duplicate headers, a request that never ends.
+ */
+import { connect, type Socket } from 'node:net'
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+/** Parses the first response in `text` (Content-Length or until close). */
+export function parseResponse (text: string): RawResponse {
+  const end = text.indexOf('\r\n\r\n')
+  const head = end === -1 ? text : text.slice(0, end)
+  const [statusLine = '', ...lines] = head.split('\r\n')
+  const headers: Record<string, string> = {}
+  for (const line of lines) {
+    const colon = line.indexOf(':')
+    if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim()
+  }
+  let body = end === -1 ? '' : text.slice(end + 4)
+  if (headers['content-length'] !== undefined) body = Buffer.from(body).subarray(0, Number(headers['content-length'])).toString()
+  return { status: Number(statusLine.split(' ')[1]), headers, body }
+}
+
+/** A connection to the server on which the test writes by hand. */
+export interface RawConnection {
+  socket: Socket
+  write: (chunk: string | Buffer) => void
+  /** Resolves with the response once the server has sent a complete one or closed the connection. */
+  response: Promise<RawResponse>
+}
+
+/**
+ * @example const conn = await openRaw(server.origin); conn.write('GET / HTTP/1.1\r\n…'); const res = await conn.response
+ */
+export async function openRaw (origin: string): Promise<RawConnection> {
+  const { hostname, port } = new URL(origin)
+  const socket = connect(Number(port), hostname)
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  const chunks: Buffer[] = []
+  const response = new Promise<RawResponse>((resolve) => {
+    const settle = (): void => resolve(parseResponse(Buffer.concat(chunks).toString()))
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk)
+      const text = Buffer.concat(chunks).toString()
+      const end = text.indexOf('\r\n\r\n')
+      if (end === -1) return
+      const parsed = parseResponse(text)
+      const length = parsed.headers['content-length']
+      if (length !== undefined && Buffer.byteLength(text.slice(end + 4)) >= Number(length)) {
+        socket.destroy()
+        resolve(parsed)
+      }
+    })
+    socket.on('close', settle)
+    socket.on('error', () => {})
+  })
+  return { socket, write: (chunk) => socket.write(chunk), response }
+}
+
+/** Sends `text` as it is and waits for the answer. */
+export async function rawRequest (origin: string, text: string | Buffer): Promise<RawResponse> {
+  const conn = await openRaw(origin)
+  conn.write(text)
+  return await conn.response
+}
