@@ -5,12 +5,13 @@ import type { FastifyInstance } from 'fastify'
  * client put in the path or the query (a misplaced key) reaches the log.
  */
 export function registerAccessLog (app: FastifyInstance): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info({
       method: request.method,
       route: request.routeOptions.url ?? '(no route)',
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 100) / 100
     }, 'request')
+    done()
   })
 }

@@ -2,7 +2,7 @@
  * Bearer API keys (RFC 6750) on everything under /v1 but the OpenAPI document,
  * unknown routes and methods included.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
 import type { ApiKeyVerifier, Caller } from '../../domain/api-keys.js'
 import { AppError } from '../../domain/errors.js'
 
@@ -25,18 +25,24 @@ export function requiresKey (url: string): boolean {
 export function registerAuth (app: FastifyInstance, verifier: ApiKeyVerifier): void {
   app.decorateRequest('caller', undefined)
   // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
-  app.addHook('onRequest', async (request) => {
-    if (!requiresKey(request.url)) return
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (!requiresKey(request.url)) return done()
     const header = request.headers.authorization
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1]
     if (token === undefined) {
       throw new AppError('unauthorized', 'Authorization: send the API key as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
-    request.caller = await verifier.verify(token)
-    if (request.caller === undefined) {
-      throw new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
-        { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
-    }
+    const caller = verifier.verify(token)
+    if (caller instanceof Promise) caller.then((found) => done(admit(request, found)), done)
+    else done(admit(request, caller))
   })
+}
+
+/** Sets the caller; a key that matched nothing is the 401 to answer. */
+function admit (request: FastifyRequest, caller: Caller | undefined): FastifyError | undefined {
+  request.caller = caller
+  if (caller !== undefined) return undefined
+  return new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
+    { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' }) as unknown as FastifyError
 }

@@ -23,22 +23,23 @@ export interface DeprecationOptions {
 
 /** Registered before auth, so that a 401 carries the headers too. */
 export function registerDeprecationHeaders (app: FastifyInstance, options: DeprecationOptions): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const deprecatedAt = request.routeOptions.config.deprecatedAt
-    if (deprecatedAt === undefined) return
+    if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
     reply.headers({
       deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
       sunset: options.sunset.toUTCString(),
       link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
     })
+    done()
   })
 }
 
 /** Registered after auth: 410 only for a caller with a valid key. */
 export function registerSunset (app: FastifyInstance, options: DeprecationOptions): void {
-  app.addHook('onRequest', async (request) => {
-    if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
     throw new AppError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
   })
 }

@@ -50,13 +50,22 @@ export class Metrics {
 }
 
 export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // One child per label set, made once: prom-client hashes the label object on every un-childed call.
+  const counted = new Map<string, { requests: { inc: () => void }, latency: { observe: (seconds: number) => void } }>()
+  app.addHook('onResponse', (request, reply, done) => {
     const operation = request.routeOptions.config.operation ?? 'unmatched'
-    metrics.requests.inc({ operation, status: reply.statusCode })
-    metrics.latency.observe({ operation }, reply.elapsedTime / 1000)
+    const key = `${operation} ${reply.statusCode}`
+    let children = counted.get(key)
+    if (children === undefined) {
+      children = { requests: metrics.requests.labels(operation, String(reply.statusCode)), latency: metrics.latency.labels(operation) }
+      counted.set(key, children)
+    }
+    children.requests.inc()
+    children.latency.observe(reply.elapsedTime / 1000)
     if (request.routeOptions.config.deprecatedAt !== undefined && request.caller !== undefined) {
       metrics.deprecatedCalls.inc({ operation, key: request.caller.keyName })
     }
     if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
+    done()
   })
 }

@@ -4,7 +4,7 @@
  * instance. Headers of the IETF httpapi RateLimit draft on every authenticated
  * response; 429 with Retry-After past the quota.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import { Redis } from 'ioredis'
 import type { Logger } from 'pino'
 import { AppError } from '../../domain/errors.js'
@@ -21,19 +21,20 @@ export interface WindowCount {
 }
 
 export interface RateCounter {
-  hit: (key: string) => Promise<WindowCount>
+  /** Synchronous when counted in this process, a promise when counted in Redis. */
+  hit: (key: string) => WindowCount | Promise<WindowCount>
   close: () => Promise<void>
 }
 
 /**
  * Counts in this process. Only authenticated keys are counted, so the map is as
  * large as the set of valid keys.
- * @example const counter = memoryCounter(); await counter.hit(keyHash)
+ * @example const counter = memoryCounter(); counter.hit(keyHash)
  */
 export function memoryCounter (windowMs = RATE_LIMIT_WINDOW_MS): RateCounter {
   const windows = new Map<string, { count: number, resetAt: number }>()
   return {
-    async hit (key) {
+    hit (key) {
       const now = Date.now()
       let window = windows.get(key)
       if (window === undefined || window.resetAt <= now) {
@@ -102,29 +103,34 @@ export interface RateLimitOptions {
  */
 export function registerRateLimit (app: FastifyInstance, { limit, counter, logger }: RateLimitOptions): void {
   app.addHook('onClose', async () => { await counter.close() })
-  const windowSeconds = RATE_LIMIT_WINDOW_MS / 1000
+  const policy = `"default";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`
   let lastWarning = 0
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.caller === undefined) return
-    let window: WindowCount
-    try {
-      window = await counter.hit(request.caller.keyHash)
-    } catch (err) {
-      // Fail open: an outage of the counter must not take the API down with it.
-      if (Date.now() - lastWarning > WARN_EVERY_MS) {
-        lastWarning = Date.now()
-        logger.warn({ err: { message: (err as Error).message } }, 'rate limit counter unavailable; requests are not limited')
-      }
-      return
+  // Fail open: an outage of the counter must not take the API down with it.
+  const failOpen = (err: unknown): undefined => {
+    if (Date.now() - lastWarning > WARN_EVERY_MS) {
+      lastWarning = Date.now()
+      logger.warn({ err: { message: (err as Error).message } }, 'rate limit counter unavailable; requests are not limited')
     }
+    return undefined
+  }
+  /** Announces the quota left; past the limit, the 429 to answer. */
+  const apply = (reply: FastifyReply, window: WindowCount): FastifyError | undefined => {
     const reset = Math.max(1, Math.ceil(window.resetMs / 1000))
-    reply.headers({
-      'ratelimit-policy': `"default";q=${limit};w=${windowSeconds}`,
-      ratelimit: `"default";r=${Math.max(0, limit - window.count)};t=${reset}`
-    })
-    if (window.count > limit) {
-      throw new AppError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
-        { 'retry-after': String(reset) })
+    reply.header('ratelimit-policy', policy)
+    reply.header('ratelimit', `"default";r=${Math.max(0, limit - window.count)};t=${reset}`)
+    if (window.count <= limit) return undefined
+    return new AppError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
+      { 'retry-after': String(reset) }) as unknown as FastifyError
+  }
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.caller === undefined) return done()
+    let window: WindowCount | Promise<WindowCount>
+    try {
+      window = counter.hit(request.caller.keyHash)
+    } catch (err) {
+      return done(failOpen(err))
     }
+    if (window instanceof Promise) window.then((counted) => done(apply(reply, counted)), (err: unknown) => done(failOpen(err)))
+    else done(apply(reply, window))
   })
 }

@@ -14,7 +14,7 @@ const SINGLE_HEADERS = ['host', 'authorization', 'content-type', 'idempotency-ke
 
 /** @example registerRequestChecks(app) // after the request id, before auth */
 export function registerRequestChecks (app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     if (Buffer.byteLength(request.raw.url ?? '') > URL_LIMIT_BYTES) {
       throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
     }
@@ -33,5 +33,6 @@ export function registerRequestChecks (app: FastifyInstance): void {
     for (const name of SINGLE_HEADERS) {
       if ((headers[name]?.length ?? 0) > 1) throw new AppError('validation_failed', `${name}: must be sent once`)
     }
+    done()
   })
 }

@@ -19,7 +19,8 @@ export function requestIdGenerator (mightBeApiKey: (text: string) => boolean) {
 
 /** Every response carries the id its log lines carry. */
 export function registerRequestId (app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 }

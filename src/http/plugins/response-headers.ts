@@ -6,13 +6,12 @@ import { requiresKey } from './auth.js'
  * animals must not be served to another by a shared cache), no MIME sniffing,
  * no framing, no referrer.
  */
+const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
+const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
+
 export function registerResponseHeaders (app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    reply.headers({
-      'x-content-type-options': 'nosniff',
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer',
-      ...(requiresKey(request.url) ? { 'cache-control': 'no-store' } : {})
-    })
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.headers(requiresKey(request.url) ? BEHIND_KEY : PUBLIC)
+    done()
   })
 }
