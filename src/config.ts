@@ -73,6 +73,8 @@ export const SETTINGS = [
     default: 'sqlite:./data/petstore.db',
     help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB',
     parse: (raw: string) => {
+      // A 201 promises the animal is on disk: an in-memory database could not keep it.
+      if (raw === 'sqlite::memory:') throw 'must name a file (sqlite:./data/petstore.db): an in-memory database is not durable'
       if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
       throw 'must start with sqlite: or postgres://'
     }

@@ -9,12 +9,15 @@ import type { Caller } from './api-keys.js'
 import { CursorCodec } from './cursor.js'
 import { AppError } from './errors.js'
 import { GroupCommit } from './group-commit.js'
+import { PageCache } from './page-cache.js'
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
 const MAX_BATCH = 256
+const PAGE_CACHE_SIZE = 1024
 
+/** Shared by every request that is served it: never changed once made. */
 export interface PetPage {
-  pets: Pet[]
+  readonly pets: readonly Pet[]
   /** Cursor of the next page; undefined on the last page. */
   next: string | undefined
 }
@@ -29,6 +32,7 @@ export class PetCatalogue {
   readonly #store: Store
   readonly #cursors: CursorCodec
   readonly #creates: GroupCommit<CreateRequest, CreateOutcome>
+  readonly #pages = new PageCache<PetPage>(PAGE_CACHE_SIZE)
   /** Idempotency keys whose request has not been answered yet (this process). */
   readonly #inFlight = new Set<string>()
 
@@ -39,15 +43,25 @@ export class PetCatalogue {
     this.#creates = new GroupCommit((batch) => store.createPets(batch, IDEMPOTENCY_TTL_MS), MAX_BATCH)
   }
 
-  /** A page in ascending id order, and the cursor of the next one when more animals match. */
+  /**
+   * A page in ascending id order, and the cursor of the next one when more animals match.
+   * Pages are served again from memory until the animals change (where the store can tell).
+   */
   async listPets (query: { limit: number, status?: PetStatus, cursor?: string }): Promise<PetPage> {
     const { limit, status } = query
     const afterId = query.cursor === undefined ? undefined : this.#cursors.decode(query.cursor, status).afterId
+    // Read before the rows: a change after this read only makes the page newer than its version.
+    const version = this.#store.petsVersion()
+    const key = `${limit}:${status ?? ''}:${afterId ?? ''}`
+    const cached = version === undefined ? undefined : this.#pages.get(version, key)
+    if (cached !== undefined) return cached
     // One row more than asked tells whether a next page exists.
     const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
-    if (rows.length <= limit) return { pets: rows, next: undefined }
-    const pets = rows.slice(0, limit)
-    return { pets, next: this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) }
+    const pets = rows.length <= limit ? rows : rows.slice(0, limit)
+    const next = rows.length <= limit ? undefined : this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status })
+    const page = { pets, next }
+    if (version !== undefined) this.#pages.set(version, key, page)
+    return page
   }
 
   /**

@@ -18,6 +18,5 @@ export async function openStore (url: string, postgres: PostgresOptions = {}): P
 }
 
 function sqlitePath (url: string): string {
-  const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
-  return path === ':memory:' ? path : resolve(path)
+  return resolve(url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, ''))
 }

@@ -12,6 +12,9 @@ export function storeUnavailable (): AppError {
   return new AppError('unavailable', 'the database is unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) })
 }
 
+// Methods that answer at once, on the hot path: wrapped without a promise.
+const SYNCHRONOUS = new Set<string>(['petsVersion'] satisfies Array<keyof Store>)
+
 /**
  * Wraps each call of the store so that `classify(err)` decides which errors mean
  * "unavailable"; `onError` sees each such error (metrics, logs).
@@ -26,7 +29,11 @@ export function translateStoreErrors (store: Store, isUnavailable: (err: unknown
   const wrapped: Record<string, unknown> = { kind: store.kind }
   for (const [name, value] of Object.entries(store)) {
     if (typeof value !== 'function') continue
-    if (name === 'exportPets') {
+    if (SYNCHRONOUS.has(name)) {
+      wrapped[name] = (...args: unknown[]) => {
+        try { return value.apply(store, args) } catch (err) { throw translate(err) }
+      }
+    } else if (name === 'exportPets') {
       wrapped[name] = async function * (...args: unknown[]) {
         try { yield * value.apply(store, args) } catch (err) { throw translate(err) }
       }

@@ -52,6 +52,12 @@ export interface Store {
   migrate (): Promise<number[]>
   /** Resolves when the database answers a query. */
   ping (): Promise<void>
+  /**
+   * A number that changes whenever the animals may have changed, by this process or
+   * any other; undefined when the store cannot tell cheaply (then nothing is cached).
+   * Synchronous: it is asked on every list request.
+   */
+  petsVersion (): number | undefined
   close (): Promise<void>
 
   listPets (options: ListPetsOptions): Promise<Pet[]>

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { createTestDatabase, type TestDatabase } from '../helper.js'
 import { openStore } from '../../src/store/open-store.js'
-import { configureConnection } from '../../src/store/sqlite/store.js'
+import { configureConnection } from '../../src/store/sqlite/connection.js'
 import type { Store } from '../../src/store/store.js'
 
 describe('SQLite store', () => {

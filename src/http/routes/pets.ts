@@ -4,7 +4,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import type { PetCatalogue } from '../../domain/pets.js'
+import type { PetCatalogue, PetPage } from '../../domain/pets.js'
 import { AppError, type ErrorCode } from '../../domain/errors.js'
 import { ErrorBody } from '../../schemas/error.js'
 import type { Int64 } from '../../schemas/kinds.js'
@@ -90,8 +90,11 @@ function idempotencyKeyOf (header: string | string[] | undefined): string | unde
   return key
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
+  const bodies = new WeakMap<PetPage, string>()
   app.decorateRequest('idempotencyKey', undefined)
   app.decorateRequest('releaseIdempotencyKey', undefined)
 
@@ -123,7 +126,13 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       const next = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
       reply.header('link', `<${baseUrlOf(request, publicBaseUrl)}/pets?${next}>; rel="next"`)
     }
-    return page.pets
+    // A page served again from the catalogue's cache is serialized once, by the route's own serializer.
+    let body = bodies.get(page)
+    if (body === undefined) {
+      body = reply.serialize(page.pets) as string
+      bodies.set(page, body)
+    }
+    return reply.type(JSON_TYPE).send(body)
   })
 
   app.post<{ Body: NewPet }>('/v1/pets', {

@@ -167,6 +167,11 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       await pool.query('SELECT 1')
     },
 
+    // Other instances' commits cannot be seen without a round trip: no page is cached.
+    petsVersion () {
+      return undefined
+    },
+
     async close () {
       await pool.end()
     },

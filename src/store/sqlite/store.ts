@@ -1,45 +1,25 @@
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a
- * committed transaction is on disk before the call returns. Several processes
- * may open the same file: writers take the lock in turn (busy timeout).
+ * committed transaction is on disk before the call returns. Reads run on this
+ * connection; creates are committed by the writer thread on its own. Several
+ * processes may open the same file: writers take the lock in turn (busy timeout).
  */
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import Database from 'better-sqlite3'
-import { toInt64, type Int64 } from '../../schemas/kinds.js'
-import type { Pet, PetStatus } from '../../schemas/pets.js'
-import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store } from '../store.js'
+import type Database from 'better-sqlite3'
+import type { Int64 } from '../../schemas/kinds.js'
+import type { Pet } from '../../schemas/pets.js'
+import type { ApiKeyRecord, ListPetsOptions, Store } from '../store.js'
+import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
+import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+import { SqliteWriter } from './writer.js'
 import { exportPages } from '../export-pages.js'
 
-/** A row of `pets` as better-sqlite3 returns it with safe integers on. */
-interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus }
 interface ApiKeyRow { id: bigint, name: string, key_hash: string, created_at: string, revoked_at: string | null }
-interface IdempotencyRow { fingerprint: string, pet_id: bigint, created_at: bigint }
-
-function rowToPet (row: PetRow): Pet {
-  return { id: toInt64(row.id), name: row.name, categoryId: toInt64(row.category_id), status: row.status }
-}
 
 function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return { id: Number(row.id), name: row.name, keyHash: row.key_hash, createdAt: row.created_at, revokedAt: row.revoked_at }
-}
-
-const PET_COLUMNS = 'id, name, category_id, status'
-
-// Writers of other processes (WORKERS, the CLI) hold the lock for one transaction at most.
-const BUSY_TIMEOUT_MS = 5000
-
-/**
- * WAL lets readers run beside the one writer; synchronous=FULL fsyncs the WAL at
- * every commit, so a 201 survives a power cut. Integers come back as bigint (exact int64).
- */
-export function configureConnection (db: Database.Database): void {
-  db.pragma('journal_mode = WAL')
-  db.pragma('synchronous = FULL')
-  db.defaultSafeIntegers(true)
 }
 
 const IMPORT_ROWS = 100
@@ -53,44 +33,17 @@ function insertPetsSql (rows: number): string {
  * @example const store = openSqliteStore('./data/petstore.db'); await store.migrate()
  */
 export function openSqliteStore (path: string): Store {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
-  configureConnection(db)
+  const db: Database.Database = openConnection(path)
+  const sql = statementCache(db)
+  const writer = new SqliteWriter(path)
 
-  // Statements are prepared on first use: the tables exist only after migrate().
-  const cache = new Map<string, Database.Statement>()
-  const sql = (text: string): Database.Statement => {
-    let statement = cache.get(text)
-    if (statement === undefined) {
-      statement = db.prepare(text)
-      cache.set(text, statement)
-    }
-    return statement
-  }
+  // data_version moves when another connection (the writer thread's too) commits; this one's commits bump the generation themselves.
+  const dataVersion = db.prepare('PRAGMA data_version').pluck().safeIntegers(false)
+  let seenDataVersion: unknown
+  let generation = 0
 
   const findPetRow = (id: Int64): PetRow | undefined =>
     sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).get(id) as PetRow | undefined
-
-  const createPets = db.transaction((requests: CreateRequest[], now: number, notBefore: number): CreateOutcome[] =>
-    requests.map((request): CreateOutcome => {
-      const { pet, idempotency } = request
-      if (idempotency !== undefined) {
-        const seen = sql('SELECT fingerprint, pet_id, created_at FROM idempotency_keys WHERE scope = ? AND key = ?')
-          .get(idempotency.scope, idempotency.key) as IdempotencyRow | undefined
-        if (seen !== undefined && Number(seen.created_at) >= notBefore) {
-          if (seen.fingerprint !== idempotency.fingerprint) return { kind: 'key_reused' }
-          const row = findPetRow(seen.pet_id)
-          if (row !== undefined) return { kind: 'replayed', pet: rowToPet(row) }
-        }
-      }
-      const { id } = sql('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
-        .get(pet.name, pet.categoryId, pet.status) as { id: bigint }
-      if (idempotency !== undefined) {
-        sql('INSERT OR REPLACE INTO idempotency_keys (scope, key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)')
-          .run(idempotency.scope, idempotency.key, idempotency.fingerprint, id, now)
-      }
-      return { kind: 'created', pet: { id: toInt64(id), ...pet } }
-    }))
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
   const importPets = db.transaction((pets: Pet[]) => {
@@ -128,7 +81,17 @@ export function openSqliteStore (path: string): Store {
       sql('SELECT 1 FROM pets LIMIT 1').get()
     },
 
+    petsVersion () {
+      const current = dataVersion.get()
+      if (current !== seenDataVersion) {
+        seenDataVersion = current
+        generation++
+      }
+      return generation
+    },
+
     async close () {
+      await writer.close()
       if (db.open) db.close()
     },
 
@@ -146,11 +109,15 @@ export function openSqliteStore (path: string): Store {
 
     async createPets (requests, idempotencyTtlMs) {
       const now = Date.now()
-      return createPets.immediate(requests, now, now - idempotencyTtlMs)
+      return await writer.createPets({ requests, now, notBefore: now - idempotencyTtlMs })
     },
 
     async importPets (pets) {
-      importPets.immediate(pets)
+      try {
+        importPets.immediate(pets)
+      } finally {
+        generation++
+      }
     },
 
     exportPets (pageSize) {

@@ -1,0 +1,47 @@
+/**
+ * One SQLite connection, set up the same way in every thread and process that opens
+ * the file.
+ */
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import Database from 'better-sqlite3'
+
+// Writers of other threads and processes (the writer thread, WORKERS, the CLI) hold the lock for one transaction at most.
+const BUSY_TIMEOUT_MS = 5000
+
+/**
+ * WAL lets readers run beside the one writer; synchronous=FULL fsyncs the WAL at
+ * every commit, so a 201 survives a power cut. Integers come back as bigint (exact int64).
+ */
+export function configureConnection (db: Database.Database): void {
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = FULL')
+  db.defaultSafeIntegers(true)
+}
+
+/**
+ * Opens (creating the file and its folder when missing) and configures a connection.
+ * @example const db = openConnection('/var/lib/petstore/petstore.db')
+ */
+export function openConnection (path: string): Database.Database {
+  mkdirSync(dirname(path), { recursive: true })
+  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
+  configureConnection(db)
+  return db
+}
+
+/** Prepares a statement once per connection, on first use (the tables exist only after migrate()). */
+export type Statements = (text: string) => Database.Statement
+
+/** @example const sql = statementCache(db); sql('SELECT 1').get() */
+export function statementCache (db: Database.Database): Statements {
+  const cache = new Map<string, Database.Statement>()
+  return (text) => {
+    let statement = cache.get(text)
+    if (statement === undefined) {
+      statement = db.prepare(text)
+      cache.set(text, statement)
+    }
+    return statement
+  }
+}

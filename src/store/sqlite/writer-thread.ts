@@ -1,0 +1,29 @@
+/**
+ * The writer thread: runs the group-commit transactions on its own connection, so
+ * the request thread keeps parsing and answering requests while a commit waits for
+ * its fsync.
+ */
+import { parentPort, workerData } from 'node:worker_threads'
+import { openConnection, statementCache } from './connection.js'
+import { prepareCreatePets } from './create-pets.js'
+import type { WriterAnswer, WriterMessage } from './writer.js'
+
+const db = openConnection((workerData as { path: string }).path)
+const createPets = prepareCreatePets(db, statementCache(db))
+const port = parentPort!
+
+port.on('message', (message: WriterMessage) => {
+  if (message.type === 'close') {
+    db.close()
+    port.close()
+    return
+  }
+  let answer: WriterAnswer
+  try {
+    answer = { id: message.id, outcomes: createPets(message.batch) }
+  } catch (err) {
+    // SqliteError's code (SQLITE_BUSY, …) crosses the thread boundary; the request thread classifies it.
+    answer = { id: message.id, error: { message: (err as Error).message, code: (err as { code?: unknown }).code } }
+  }
+  port.postMessage(answer)
+})

@@ -1,0 +1,94 @@
+/**
+ * The request thread's side of the writer thread (writer-thread.ts): sends it a
+ * batch, resolves with the batch's outcomes once they are committed.
+ */
+import { extname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import Database from 'better-sqlite3'
+import type { CreateOutcome } from '../store.js'
+import { storeUnavailable } from '../store-errors.js'
+import type { CreateBatch } from './create-pets.js'
+
+export type WriterMessage = { type: 'create', id: number, batch: CreateBatch } | { type: 'close' }
+export type WriterAnswer = { id: number, outcomes: CreateOutcome[] } | { id: number, error: { message: string, code: unknown } }
+
+const FROM_TYPESCRIPT = extname(fileURLToPath(import.meta.url)) === '.ts'
+
+/**
+ * The thread's entry once built; run from the TypeScript sources (tests, development),
+ * the thread registers tsx itself, since Node 20 gives worker threads no --import loader.
+ */
+function startThread (path: string): Worker {
+  const entry = new URL(`./writer-thread${FROM_TYPESCRIPT ? '.ts' : '.js'}`, import.meta.url)
+  if (!FROM_TYPESCRIPT) return new Worker(entry, { workerData: { path } })
+  const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
+    .then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}) })`
+  return new Worker(bootstrap, { eval: true, workerData: { path } })
+}
+
+/** The error the writer thread reported, as the driver would have thrown it. */
+function rebuildError ({ message, code }: { message: string, code: unknown }): Error {
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? new Database.SqliteError(message, code) : new Error(message)
+}
+
+export class SqliteWriter {
+  readonly #path: string
+  #worker: Worker | undefined
+  readonly #pending = new Map<number, { resolve: (outcomes: CreateOutcome[]) => void, reject: (err: unknown) => void }>()
+  #nextId = 0
+
+  /**
+   * Starts the thread at once, so the first create does not wait for it.
+   * @example const writer = new SqliteWriter('/var/lib/petstore/petstore.db')
+   */
+  constructor (path: string) {
+    this.#path = path
+    this.#thread()
+  }
+
+  /** Commits a batch in the writer thread. */
+  createPets (batch: CreateBatch): Promise<CreateOutcome[]> {
+    const id = this.#nextId++
+    const worker = this.#thread()
+    // Only a batch in flight keeps the process alive: an idle writer never holds it open.
+    if (this.#pending.size === 0) worker.ref()
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject })
+      worker.postMessage({ type: 'create', id, batch } satisfies WriterMessage)
+    })
+  }
+
+  /** Lets the thread close its connection, and waits for it to end. */
+  async close (): Promise<void> {
+    const worker = this.#worker
+    if (worker === undefined) return
+    const ended = new Promise((resolve) => worker.once('exit', resolve))
+    worker.ref()
+    worker.postMessage({ type: 'close' } satisfies WriterMessage)
+    await ended
+  }
+
+  #thread (): Worker {
+    if (this.#worker !== undefined) return this.#worker
+    const worker = startThread(this.#path)
+    worker.unref()
+    worker.on('message', (answer: WriterAnswer) => {
+      const pending = this.#pending.get(answer.id)
+      this.#pending.delete(answer.id)
+      if (this.#pending.size === 0) worker.unref()
+      if ('error' in answer) pending?.reject(rebuildError(answer.error))
+      else pending?.resolve(answer.outcomes)
+    })
+    // Should the thread ever die, no request waits for it: those in flight fail, the next call starts a new one.
+    const fail = (): void => {
+      this.#worker = undefined
+      for (const { reject } of this.#pending.values()) reject(storeUnavailable())
+      this.#pending.clear()
+    }
+    worker.on('error', fail)
+    worker.on('exit', fail)
+    this.#worker = worker
+    return worker
+  }
+}
