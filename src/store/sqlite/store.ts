@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { Int64 } from '../../schemas/kinds.js'
 import type { Pet } from '../../schemas/pets.js'
-import type { ApiKeyRecord, ListPetsOptions, Store } from '../store.js'
+import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../store.js'
 import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
@@ -22,10 +22,13 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return { id: Number(row.id), name: row.name, keyHash: row.key_hash, createdAt: row.created_at, revokedAt: row.revoked_at }
 }
 
+const NEW_PET_COLUMNS = 'name, category_id, status'
+
 const IMPORT_ROWS = 100
 
-function insertPetsSql (rows: number): string {
-  return `INSERT INTO pets (${PET_COLUMNS}) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`
+function insertPetsSql (rows: number, columns = PET_COLUMNS): string {
+  const row = `(${columns.split(', ').map(() => '?').join(', ')})`
+  return `INSERT INTO pets (${columns}) VALUES ${Array(rows).fill(row).join(', ')}`
 }
 
 /**
@@ -41,6 +44,13 @@ export function openSqliteStore (path: string): Store {
   const dataVersion = db.prepare('PRAGMA data_version').pluck().safeIntegers(false)
   let seenDataVersion: unknown
   let generation = 0
+  const writeOnThisConnection = (write: () => void): void => {
+    try {
+      write()
+    } finally {
+      generation++
+    }
+  }
 
   const findPetRow = (id: Int64): PetRow | undefined =>
     sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).get(id) as PetRow | undefined
@@ -55,6 +65,19 @@ export function openSqliteStore (path: string): Store {
       sql(insertPetsSql(IMPORT_ROWS)).run(values)
     }
     for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
+  })
+
+  // The same batching without ids: INTEGER PRIMARY KEY hands out max(id) + 1, as createPets does.
+  const insertPets = db.transaction((pets: NewPetRecord[]) => {
+    const insertRows = sql(insertPetsSql(IMPORT_ROWS, NEW_PET_COLUMNS))
+    const values: unknown[] = []
+    let i = 0
+    for (; i + IMPORT_ROWS <= pets.length; i += IMPORT_ROWS) {
+      values.length = 0
+      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(pets[j]!.name, pets[j]!.categoryId, pets[j]!.status)
+      insertRows.run(values)
+    }
+    for (const pet of pets.slice(i)) sql(insertPetsSql(1, NEW_PET_COLUMNS)).run(pet.name, pet.categoryId, pet.status)
   })
 
   const store: Store = {
@@ -113,11 +136,11 @@ export function openSqliteStore (path: string): Store {
     },
 
     async importPets (pets) {
-      try {
-        importPets.immediate(pets)
-      } finally {
-        generation++
-      }
+      writeOnThisConnection(() => importPets.immediate(pets))
+    },
+
+    async insertPets (pets) {
+      writeOnThisConnection(() => insertPets.immediate(pets))
     },
 
     exportPets (pageSize) {
