@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import { GroupCommit } from '../../src/domain/group-commit.js'
+
+/** A commit that records each batch it is given and doubles every item. */
+function recordingCommit (fail: (batch: number[]) => boolean = () => false) {
+  const batches: number[][] = []
+  const commit = async (items: number[]): Promise<number[]> => {
+    batches.push(items)
+    await nextTurn()
+    if (fail(items)) throw new Error(`batch ${batches.length} failed`)
+    return items.map((item) => item * 2)
+  }
+  return { batches, commit }
+}
+
+describe('GroupCommit', () => {
+  it('commits the requests of one turn of the event loop together, each answered with its own outcome', async () => {
+    const { batches, commit } = recordingCommit()
+    const group = new GroupCommit(commit, 256)
+    const outcomes = await Promise.all([1, 2, 3, 4, 5].map((item) => group.submit(item)))
+    assert.deepEqual(outcomes, [2, 4, 6, 8, 10])
+    assert.deepEqual(batches, [[1, 2, 3, 4, 5]])
+  })
+
+  it('never puts more than the batch size in one commit, and keeps the order', async () => {
+    const { batches, commit } = recordingCommit()
+    const group = new GroupCommit(commit, 3)
+    await Promise.all([1, 2, 3, 4, 5, 6, 7].map((item) => group.submit(item)))
+    assert.deepEqual(batches, [[1, 2, 3], [4, 5, 6], [7]])
+  })
+
+  it('gathers what arrives during a commit into the next one', async () => {
+    const { batches, commit } = recordingCommit()
+    const group = new GroupCommit(commit, 256)
+    const first = group.submit(1)
+    await nextTurn() // the first commit is under way
+    const later = [2, 3, 4].map((item) => group.submit(item))
+    await Promise.all([first, ...later])
+    assert.deepEqual(batches, [[1], [2, 3, 4]])
+  })
+
+  it('fails only the requests of a failed batch; the next batch commits', async () => {
+    const { batches, commit } = recordingCommit((batch) => batch.includes(1))
+    const group = new GroupCommit(commit, 2)
+    const settled = await Promise.allSettled([1, 2, 3, 4].map((item) => group.submit(item)))
+    assert.deepEqual(batches, [[1, 2], [3, 4]])
+    assert.deepEqual(settled.map((result) => result.status), ['rejected', 'rejected', 'fulfilled', 'fulfilled'])
+    assert.match(String((settled[0] as PromiseRejectedResult).reason), /batch 1 failed/)
+  })
+})

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { openStore } from '../../src/store/open-store.js'
+import { backends, get, post, startTestServer, type TestServer } from '../helper.js'
+
+async function names (server: TestServer, query = '?limit=100'): Promise<string[]> {
+  const response = await get(server, `/pets${query}`)
+  assert.equal(response.status, 200)
+  return (await response.json() as Array<{ name: string }>).map((pet) => pet.name)
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: list pages served again from memory`, { skip: backend.skip }, () => {
+    let first: TestServer
+    let second: TestServer
+    before(async () => {
+      first = await startTestServer({ backend: backend.name })
+      second = await startTestServer({ database: first.database })
+    })
+    after(async () => {
+      await second?.close()
+      await first?.close()
+    })
+
+    it(backend.name === 'sqlite'
+      ? 'reads the same page from the database once while nothing changes'
+      : 'reads every page from the database: other instances\' commits cannot be seen without asking', async () => {
+      await post(first, '/pets', { name: 'Rex', categoryId: 1 })
+      const listPets = first.store.listPets.bind(first.store)
+      let reads = 0
+      first.store.listPets = async (options) => { reads++; return await listPets(options) }
+      try {
+        await names(first, '?limit=7')
+        await names(first, '?limit=7')
+        await names(first, '?limit=7')
+      } finally {
+        first.store.listPets = listPets
+      }
+      assert.equal(reads, backend.name === 'sqlite' ? 1 : 3)
+    })
+
+    it('shows an animal created through this instance on the next list', async () => {
+      const before = await names(first)
+      assert.equal((await post(first, '/pets', { name: 'created here', categoryId: 1 })).status, 201)
+      assert.deepEqual(await names(first), [...before, 'created here'])
+    })
+
+    it('shows an animal created through another instance on the next list', async () => {
+      const before = await names(first)
+      assert.equal((await post(second, '/pets', { name: 'created there', categoryId: 1 })).status, 201)
+      assert.deepEqual(await names(first), [...before, 'created there'])
+    })
+
+    it('shows animals loaded by another connection (petstore import) on the next list', async () => {
+      const before = await names(first)
+      const other = await openStore(first.database.url)
+      try {
+        await other.importPets([{ id: 1_000_000, name: 'imported', categoryId: 1, status: 'sold' }])
+      } finally {
+        await other.close()
+      }
+      assert.deepEqual(await names(first), [...before, 'imported'])
+      assert.deepEqual(await names(first, '?status=sold'), ['imported'])
+    })
+  })
+}

@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { PetCatalogue } from '../../src/domain/pets.js'
+import { openStore } from '../../src/store/open-store.js'
+import type { Store } from '../../src/store/store.js'
+import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+
+const caller = { keyName: 'test', keyHash: 'a'.repeat(64) }
+
+for (const backend of backends()) {
+  describe(`${backend.name}: creates committed together`, { skip: backend.skip }, () => {
+    let database: TestDatabase
+    let store: Store
+    before(async () => {
+      database = await createTestDatabase(backend.name)
+      store = await openStore(database.url)
+      await store.migrate()
+    })
+    after(async () => {
+      await store?.close()
+      await database?.drop()
+    })
+
+    it('gives 300 concurrent creates ascending ids in the order they came, each stored as answered', async () => {
+      const catalogue = new PetCatalogue(store, await store.secret('cursor'))
+      const created = await Promise.all(Array.from({ length: 300 }, (_, i) =>
+        catalogue.createPet({ name: `pet ${i}`, categoryId: i + 1 }, caller)))
+      const ids = created.map(({ pet }) => Number(pet.id))
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids ascend in submission order')
+      assert.equal(new Set(ids).size, 300)
+      for (const [i, { pet, replayed }] of created.entries()) {
+        assert.equal(replayed, false)
+        assert.deepEqual(pet, { id: pet.id, name: `pet ${i}`, categoryId: i + 1, status: 'available' })
+        assert.deepEqual(await store.findPet(pet.id), pet)
+      }
+    })
+  })
+}
