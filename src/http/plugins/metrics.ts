@@ -49,21 +49,32 @@ export class Metrics {
   }
 }
 
+/** Children of a metric by label values, each made once: prom-client hashes the label object on every un-childed call. */
+function childCache<T> (): (key: string, make: () => T) => T {
+  const children = new Map<string, T>()
+  return (key, make) => {
+    let child = children.get(key)
+    if (child === undefined) {
+      child = make()
+      children.set(key, child)
+    }
+    return child
+  }
+}
+
 export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
-  // One child per label set, made once: prom-client hashes the label object on every un-childed call.
-  const counted = new Map<string, { requests: { inc: () => void }, latency: { observe: (seconds: number) => void } }>()
+  // Label sets are bounded: operations times status codes, and the names of valid keys.
+  const requests = childCache<{ inc: () => void }>()
+  const latency = childCache<{ observe: (seconds: number) => void }>()
+  const deprecatedCalls = childCache<{ inc: () => void }>()
   app.addHook('onResponse', (request, reply, done) => {
     const operation = request.routeOptions.config.operation ?? 'unmatched'
-    const key = `${operation} ${reply.statusCode}`
-    let children = counted.get(key)
-    if (children === undefined) {
-      children = { requests: metrics.requests.labels(operation, String(reply.statusCode)), latency: metrics.latency.labels(operation) }
-      counted.set(key, children)
-    }
-    children.requests.inc()
-    children.latency.observe(reply.elapsedTime / 1000)
-    if (request.routeOptions.config.deprecatedAt !== undefined && request.caller !== undefined) {
-      metrics.deprecatedCalls.inc({ operation, key: request.caller.keyName })
+    const status = String(reply.statusCode)
+    requests(`${operation} ${status}`, () => metrics.requests.labels(operation, status)).inc()
+    latency(operation, () => metrics.latency.labels(operation)).observe(reply.elapsedTime / 1000)
+    const caller = request.caller
+    if (request.routeOptions.config.deprecatedAt !== undefined && caller !== undefined) {
+      deprecatedCalls(`${operation} ${caller.keyName}`, () => metrics.deprecatedCalls.labels(operation, caller.keyName)).inc()
     }
     if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
     done()
