@@ -30,7 +30,9 @@ async function runCli (root: string, args: string[]): Promise<number> {
  * @example if (!hasSeedCommand(root)) console.log('loading by import instead')
  */
 export function hasSeedCommand (root: string): boolean {
-  return spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), 'seed', '--help'], { cwd: root }).status === 0
+  // `petstore seed --help` would exit 0 without the command too (commander shows the main help).
+  const help = spawnSync(process.execPath, [join(root, 'dist/cli/main.js'), '--help'], { cwd: root, encoding: 'utf8' })
+  return /^\s+seed\b/m.test(help.stdout)
 }
 
 /**
