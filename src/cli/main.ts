@@ -10,6 +10,7 @@ import { registerExportCommand } from './commands/export.js'
 import { registerImportCommand } from './commands/import.js'
 import { registerKeysCommands } from './commands/keys.js'
 import { registerMigrateCommand } from './commands/migrate.js'
+import { registerSeedCommand } from './commands/seed.js'
 import { registerServeCommand } from './commands/serve.js'
 
 function buildCli (): Command {
@@ -20,6 +21,7 @@ function buildCli (): Command {
   registerServeCommand(program)
   registerMigrateCommand(program)
   registerKeysCommands(program)
+  registerSeedCommand(program)
   registerImportCommand(program)
   registerExportCommand(program)
   return program

@@ -1,5 +1,9 @@
 import { Option, type Command } from 'commander'
 import { SETTINGS, parseConfig, type Config } from '../config.js'
+import { CliError } from './errors.js'
+
+export const BATCH_SIZE_MAX = 100_000
+const BATCH_SIZE_DEFAULT = 10_000
 
 /** Adds a flag per setting (`--port`, `--database-url`, …), each with its variable and default in the help. */
 export function addSettingFlags (command: Command, only?: ReadonlyArray<keyof Config>): Command {
@@ -9,6 +13,25 @@ export function addSettingFlags (command: Command, only?: ReadonlyArray<keyof Co
     command.addOption(new Option(`--${setting.flag} <value>`, `${setting.help} (env ${setting.env}${defaultText})`))
   }
   return command
+}
+
+/**
+ * `--batch-size <n>`, animals per transaction, for the commands that load many.
+ * @example command.addOption(batchSizeOption())
+ */
+export function batchSizeOption (): Option {
+  return new Option('--batch-size <n>', `animals per transaction (1 to ${BATCH_SIZE_MAX})`).default(String(BATCH_SIZE_DEFAULT))
+}
+
+/**
+ * A flag's value as an integer from `min` to `max` in plain decimal digits, else the one-line error.
+ * @example parseIntegerFlag('--count', '1000', 100_000_000) // 1000
+ */
+export function parseIntegerFlag (flag: string, raw: string, max: number, min = 1): number {
+  if (!/^[0-9]{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new CliError(`${flag}: must be an integer from ${min} to ${max}`)
+  }
+  return Number(raw)
 }
 
 /** The config from the command's flags and the environment. */

@@ -64,6 +64,8 @@ export interface Store {
   createPets (requests: CreateRequest[], idempotencyTtlMs: number): Promise<CreateOutcome[]>
   /** Inserts animals with their ids as given (import); one transaction. */
   importPets (pets: Pet[]): Promise<void>
+  /** Inserts animals with ids the database assigns, so none is reused (seed); one transaction. */
+  insertPets (pets: NewPetRecord[]): Promise<void>
   /** Every animal in id order, a page at a time (export). */
   exportPets (pageSize: number): AsyncIterable<Pet[]>
   /** Deletes idempotency keys older than the instant; returns how many. */

@@ -1,16 +1,13 @@
 import { createReadStream, statSync } from 'node:fs'
-import { Option, type Command } from 'commander'
-import cliProgress from 'cli-progress'
+import type { Command } from 'commander'
 import { isAppError } from '../../domain/errors.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
 import { CliError } from '../errors.js'
-import { addSettingFlags } from '../options.js'
+import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { parsePetLine } from '../pet-lines.js'
+import { reportDone, startProgress } from '../progress.js'
 import { withStore } from '../with-store.js'
-
-const BATCH_SIZE_DEFAULT = 10_000
-const BATCH_SIZE_MAX = 100_000
 
 interface Source {
   stream: NodeJS.ReadableStream & { bytesRead?: number }
@@ -32,32 +29,13 @@ function openSource (file: string): Source {
   return { stream: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), size }
 }
 
-function parseBatchSize (raw: string): number {
-  if (!/^[0-9]{1,6}$/.test(raw) || Number(raw) < 1 || Number(raw) > BATCH_SIZE_MAX) {
-    throw new CliError(`--batch-size: must be an integer from 1 to ${BATCH_SIZE_MAX}`)
-  }
-  return Number(raw)
-}
-
-/** A progress bar on a terminal; nothing at all in a pipe. */
-function progressFor (size: number | undefined): { update: (bytes: number, animals: number) => void, stop: () => void } {
-  if (!process.stderr.isTTY || size === undefined) return { update: () => {}, stop: () => {} }
-  const bar = new cliProgress.SingleBar({
-    format: 'importing [{bar}] {percentage}% | {animals} animals | ETA {eta_formatted}',
-    stream: process.stderr,
-    hideCursor: true
-  }, cliProgress.Presets.shades_classic)
-  bar.start(size, 0, { animals: 0 })
-  return { update: (bytes, animals) => bar.update(bytes, { animals }), stop: () => bar.stop() }
-}
-
 /**
  * Loads every line, a batch per transaction. A bad line stops the import: the
  * batches before it stay loaded, nothing of its own batch is.
  * @returns how many animals were loaded
  */
 async function importLines (store: Store, source: Source, batchSize: number): Promise<number> {
-  const progress = progressFor(source.size)
+  const progress = startProgress('importing', source.size)
   let batch: Pet[] = []
   let batchStart = 1
   let lineNumber = 0
@@ -113,16 +91,13 @@ export function registerImportCommand (program: Command): void {
   const command = program.command('import')
     .description('Load animals from a JSON Lines file (as `export` writes it), ids kept, in batched transactions.')
     .argument('<file>', 'the .jsonl file: one animal per line, {"id","name","categoryId","status"}; - reads stdin')
-    .addOption(new Option('--batch-size <n>', `animals per transaction (1 to ${BATCH_SIZE_MAX})`).default(String(BATCH_SIZE_DEFAULT)))
+    .addOption(batchSizeOption())
     .addHelpText('after', '\nExample:\n  petstore export --database-url sqlite:./old.db | petstore import - --database-url sqlite:./new.db\n')
   addSettingFlags(command, ['databaseUrl']).action(async (file: string, options: { batchSize: string }) => {
-    const batchSize = parseBatchSize(options.batchSize)
+    const batchSize = parseIntegerFlag('--batch-size', options.batchSize, BATCH_SIZE_MAX)
     const source = openSource(file)
     const started = performance.now()
     const loaded = await withStore(command, (store) => importLines(store, source, batchSize))
-    if (process.stderr.isTTY) {
-      const seconds = (performance.now() - started) / 1000
-      process.stderr.write(`imported ${loaded} animals in ${seconds.toFixed(1)} s (${Math.round(loaded / seconds)} a second)\n`)
-    }
+    reportDone('imported', loaded, started)
   })
 }

@@ -201,6 +201,13 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       })
     },
 
+    async insertPets (pets) {
+      // One statement is one transaction; the identity sequence gives the ids, never twice.
+      await pool.query(
+        'INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])',
+        [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
+    },
+
     exportPets (pageSize) {
       return exportPages((options) => store.listPets(options), pageSize)
     },

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto'
 import Database from 'better-sqlite3'
 import { toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
-import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store } from '../store.js'
+import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, NewPetRecord, Store } from '../store.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { exportPages } from '../export-pages.js'
@@ -28,6 +28,7 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
 }
 
 const PET_COLUMNS = 'id, name, category_id, status'
+const NEW_PET_COLUMNS = 'name, category_id, status'
 
 // Writers of other processes (WORKERS, the CLI) hold the lock for one transaction at most.
 const BUSY_TIMEOUT_MS = 5000
@@ -44,8 +45,9 @@ export function configureConnection (db: Database.Database): void {
 
 const IMPORT_ROWS = 100
 
-function insertPetsSql (rows: number): string {
-  return `INSERT INTO pets (${PET_COLUMNS}) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`
+function insertPetsSql (rows: number, columns = PET_COLUMNS): string {
+  const row = `(${columns.split(', ').map(() => '?').join(', ')})`
+  return `INSERT INTO pets (${columns}) VALUES ${Array(rows).fill(row).join(', ')}`
 }
 
 /**
@@ -104,6 +106,19 @@ export function openSqliteStore (path: string): Store {
     for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
   })
 
+  // The same batching without ids: INTEGER PRIMARY KEY hands out max(id) + 1, as createPets does.
+  const insertPets = db.transaction((pets: NewPetRecord[]) => {
+    const insertRows = sql(insertPetsSql(IMPORT_ROWS, NEW_PET_COLUMNS))
+    const values: unknown[] = []
+    let i = 0
+    for (; i + IMPORT_ROWS <= pets.length; i += IMPORT_ROWS) {
+      values.length = 0
+      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(pets[j]!.name, pets[j]!.categoryId, pets[j]!.status)
+      insertRows.run(values)
+    }
+    for (const pet of pets.slice(i)) sql(insertPetsSql(1, NEW_PET_COLUMNS)).run(pet.name, pet.categoryId, pet.status)
+  })
+
   const store: Store = {
     kind: 'sqlite',
 
@@ -151,6 +166,10 @@ export function openSqliteStore (path: string): Store {
 
     async importPets (pets) {
       importPets.immediate(pets)
+    },
+
+    async insertPets (pets) {
+      insertPets.immediate(pets)
     },
 
     exportPets (pageSize) {
