@@ -48,9 +48,11 @@ export function ms (value: number): string {
   return `${value.toFixed(value < 10 ? 2 : 1)} ms`
 }
 
-/** @example mib(64 * 2 ** 20) // '64 MiB' */
+/** @example mib(64 * 2 ** 20) // '64 MiB'; mib(2 ** 19) // '0.5 MiB' */
 export function mib (bytes: number): string {
-  return bytes === 0 ? 'n/a' : `${Math.round(bytes / 2 ** 20)} MiB`
+  if (bytes === 0) return 'n/a'
+  const value = bytes / 2 ** 20
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} MiB`
 }
 
 /** @example ratio(8, 10) // '0.80×' */
