@@ -55,11 +55,12 @@ export function mib (bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} MiB`
 }
 
-/** @example ratio(8, 10) // '0.80×' */
+/** @example ratio(8, 10) // '0.80×'; ratio(134, 36597) // '0.0037×' */
 export function ratio (value: number | undefined, base: number | undefined): string {
   if (value === undefined || base === undefined || base === 0 || Number.isNaN(value) || Number.isNaN(base)) return '–'
   const quotient = value / base
-  return `${quotient.toFixed(quotient >= 100 ? 0 : quotient >= 10 ? 1 : 2)}×`
+  // Two significant digits below 0.1, so a tiny ratio does not print as 0.00×.
+  return `${quotient < 0.1 ? quotient.toPrecision(2) : quotient.toFixed(quotient >= 100 ? 0 : quotient >= 10 ? 1 : 2)}×`
 }
 
 function failures (summary: Summary): string {
