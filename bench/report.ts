@@ -1,0 +1,235 @@
+/**
+ * The report, in markdown: the machine, the command, a table per workload with
+ * every figure also as a ratio to the ceiling measured in the same run, and the
+ * issue's targets marked met or not met. It states figures; it never fails on them.
+ */
+import type { LoadTool } from './load.js'
+import type { MachineFacts } from './machine.js'
+import type { BenchOptions } from './options.js'
+import { findSummary, type Summary } from './stats.js'
+import { JSON_SERVER_REQUESTS, WORKLOAD_REQUESTS, type Workload } from './workloads.js'
+
+export interface ScaleSize {
+  animals: number
+  /** `seed` or `import`: the command that filled the database. */
+  loadedBy: string
+  loadSeconds: number
+  databaseBytes: number
+}
+
+export interface ReportInput {
+  facts: MachineFacts
+  command: string
+  options: BenchOptions
+  tool: LoadTool
+  /** taskset was found and the machine has two cores or more. */
+  pinned: boolean
+  summaries: Summary[]
+  scaleSizes: ScaleSize[]
+  elapsedSeconds: number
+  /** What broke: the reasons the bench exits non-zero. */
+  problems: string[]
+}
+
+const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
+const SCALE_REQUESTS: Record<typeof SCALE_WORKLOADS[number], string> = {
+  list: '`GET /v1/pets?limit=20`',
+  'deep-list': '`GET /v1/pets?limit=20&cursor=…`, 1000 cursors at random positions in the deeper half',
+  get: '`GET /v1/pets/{id}`, id random in 1..N'
+}
+
+/** @example rate(12345.6) // '12,346' */
+export function rate (value: number): string {
+  return Math.round(value).toLocaleString('en-US')
+}
+
+/** @example ms(1.234) // '1.23 ms' */
+export function ms (value: number): string {
+  return `${value.toFixed(value < 10 ? 2 : 1)} ms`
+}
+
+/** @example mib(64 * 2 ** 20) // '64 MiB'; mib(2 ** 19) // '0.5 MiB' */
+export function mib (bytes: number): string {
+  if (bytes === 0) return 'n/a'
+  const value = bytes / 2 ** 20
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} MiB`
+}
+
+/** @example ratio(8, 10) // '0.80×'; ratio(134, 36597) // '0.0037×' */
+export function ratio (value: number | undefined, base: number | undefined): string {
+  if (value === undefined || base === undefined || base === 0 || Number.isNaN(value) || Number.isNaN(base)) return '–'
+  const quotient = value / base
+  // Two significant digits below 0.1, so a tiny ratio does not print as 0.00×.
+  return `${quotient < 0.1 ? quotient.toPrecision(2) : quotient.toFixed(quotient >= 100 ? 0 : quotient >= 10 ? 1 : 2)}×`
+}
+
+function failures (summary: Summary): string {
+  return summary.socketErrors === 0 ? String(summary.non2xx) : `${summary.non2xx} (+${summary.socketErrors} socket errors)`
+}
+
+function table (header: string[], rows: string[][]): string {
+  const align = header.map((_, index) => index === 0 ? '---' : '---:')
+  return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
+}
+
+function settings (input: ReportInput): string {
+  const { options, tool, pinned } = input
+  const pinning = pinned
+    ? 'each server pinned to core 0 and the load generator to core 1 (`taskset`), except in the WORKERS section'
+    : 'nothing pinned (`taskset` missing or a single core): server and load share the cores'
+  return [
+    `- Load: ${tool.name} ${tool.version}, ${options.connections} connections over loopback, ${pinning}.`,
+    `- Each target runs each workload ${options.runs} time(s), interleaved (service, ceiling${options.jsonServer ? ', json-server' : ''}, again…), ` +
+      `each run a fresh process on a fresh copy of its data: ${options.warmup} s warm-up, then ${options.duration} s measured.`,
+    `- Figures are medians over the runs; non-2xx is the sum over the runs. ${options.animals.toLocaleString('en-US')} animals.`,
+    '- The service: `node dist/cli/main.js serve`, SQLite file (WAL, synchronous=FULL: every create is durable), ' +
+      'logs at `info` to a file, metrics and every plugin on, `RATE_LIMIT=0`.',
+    '- The ceiling: bench/ceiling.ts, bare `node:http`, the same animals in memory, the least real work for the same answers.',
+    ...(options.jsonServer ? ['- json-server 0.17.4 with its own CLI (`--quiet`) on a db.json of the same animals; it writes the file on every create.'] : [])
+  ].join('\n')
+}
+
+function workloadSection (input: ReportInput, workload: Workload): string {
+  const get = (target: string): Summary | undefined => findSummary(input.summaries, 'main', target, workload)
+  const ceiling = get('ceiling')
+  const peer = get('json-server')
+  const rows = ['service', 'ceiling', 'json-server'].flatMap((target) => {
+    const summary = get(target)
+    if (summary === undefined) return []
+    return [[
+      target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), failures(summary),
+      ratio(summary.reqPerSec, ceiling?.reqPerSec), ratio(summary.p99Ms, ceiling?.p99Ms), ratio(summary.peakRssBytes, ceiling?.peakRssBytes),
+      ratio(summary.reqPerSec, peer?.reqPerSec)
+    ]]
+  })
+  const header = ['target', 'req/s', 'p50', 'p99', 'peak RSS', 'non-2xx', 'req/s ÷ ceiling', 'p99 ÷ ceiling', 'RSS ÷ ceiling', '÷ json-server']
+  const peerLine = input.options.jsonServer ? `\n\njson-server: ${JSON_SERVER_REQUESTS[workload]}.` : ''
+  return `### ${workload}: ${WORKLOAD_REQUESTS[workload]}${peerLine}\n\n${table(header, rows)}`
+}
+
+interface Goal { text: string, met: boolean | undefined }
+
+function verdict (goal: Goal): string {
+  return `- ${goal.text}: **${goal.met === undefined ? 'not measured' : goal.met ? 'met' : 'not met'}**`
+}
+
+/** Issue point 2, each target in one line, from the medians. */
+function goals (input: ReportInput): string {
+  const get = (target: string, workload: Workload): Summary | undefined => findSummary(input.summaries, 'main', target, workload)
+  const all = input.options.workloads
+  const throughput = (workload: Workload, floor: number, label: string): Goal => {
+    const service = get('service', workload)
+    const ceiling = get('ceiling', workload)
+    const met = service === undefined || ceiling === undefined ? undefined : service.reqPerSec >= floor * ceiling.reqPerSec
+    return { text: `${label} req/s ≥ ${floor}× the ceiling's: ${ratio(service?.reqPerSec, ceiling?.reqPerSec)}`, met }
+  }
+  const each = (label: string, quotient: (workload: Workload) => [number | undefined, number | undefined], pass: (q: number) => boolean): Goal => {
+    const parts = all.map((workload) => [workload, ...quotient(workload)] as const)
+    const measured = parts.every(([, value, base]) => value !== undefined && base !== undefined)
+    const met = all.length === 4 && measured ? parts.every(([, value, base]) => pass(value! / base!)) : undefined
+    return { text: `${label}: ${parts.map(([workload, value, base]) => `${workload} ${ratio(value, base)}`).join(', ')}`, met }
+  }
+  const lines: Goal[] = [
+    throughput('list', 0.8, 'list'),
+    throughput('list-status', 0.8, 'list with status'),
+    throughput('get', 0.9, 'get'),
+    throughput('create', 0.9, 'durable create'),
+    each('p99 ≤ 1.5× the ceiling\'s in all four workloads', (w) => [get('service', w)?.p99Ms, get('ceiling', w)?.p99Ms], (q) => q <= 1.5),
+    each('peak RSS ≤ 1.5× the ceiling\'s in all four workloads', (w) => [get('service', w)?.peakRssBytes, get('ceiling', w)?.peakRssBytes], (q) => q <= 1.5),
+    each('req/s ≥ 10× json-server on each workload', (w) => [get('service', w)?.reqPerSec, get('json-server', w)?.reqPerSec], (q) => q >= 10)
+  ]
+  return lines.map(verdict).join('\n')
+}
+
+function workersSection (input: ReportInput): string {
+  const parts = input.options.workloads.map((workload) => {
+    const one = findSummary(input.summaries, 'workers', 'WORKERS=1', workload)
+    const two = findSummary(input.summaries, 'workers', 'WORKERS=2', workload)
+    const rows = [one, two].flatMap((summary) => summary === undefined
+      ? []
+      : [[summary.target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), failures(summary), ratio(summary.reqPerSec, one?.reqPerSec)]])
+    return { workload, text: `### ${workload} (workers)\n\n${table(['service', 'req/s', 'p50', 'p99', 'peak RSS', 'non-2xx', 'req/s ÷ WORKERS=1'], rows)}`, gain: ratio(two?.reqPerSec, one?.reqPerSec) }
+  })
+  return [
+    '## All cores: WORKERS=2 against WORKERS=1',
+    '',
+    'Nothing is pinned in this section, in both legs: WORKERS=2 may use both cores, and the load generator shares them with it. ' +
+      'Peak RSS is the sum over the primary and its workers.',
+    '',
+    `req/s, WORKERS=2 ÷ WORKERS=1: ${parts.map((part) => `${part.workload} ${part.gain}`).join(', ')}.`,
+    '',
+    parts.map((part) => part.text).join('\n\n')
+  ].join('\n')
+}
+
+function scaleSection (input: ReportInput): string {
+  const sizes = input.scaleSizes
+  const smallest = sizes[0]!.animals
+  const largest = sizes[sizes.length - 1]!.animals
+  const loaded = table(['animals', 'filled by', 'in', 'database file'], sizes.map((size) => [
+    size.animals.toLocaleString('en-US'), `\`petstore ${size.loadedBy}\``, `${size.loadSeconds.toFixed(1)} s`, mib(size.databaseBytes)
+  ]))
+  const lines: Goal[] = []
+  const tables = SCALE_WORKLOADS.map((workload) => {
+    const at = (animals: number): Summary | undefined => findSummary(input.summaries, 'scale', String(animals), workload)
+    const base = at(smallest)
+    const rows = sizes.flatMap(({ animals }) => {
+      const summary = at(animals)
+      return summary === undefined
+        ? []
+        : [[animals.toLocaleString('en-US'), rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), failures(summary), ratio(summary.p50Ms, base?.p50Ms), ratio(summary.p99Ms, base?.p99Ms)]]
+    })
+    const top = at(largest)
+    if (top !== undefined && base !== undefined) {
+      lines.push({
+        text: `${workload}: p50 ${ratio(top.p50Ms, base.p50Ms)}, p99 ${ratio(top.p99Ms, base.p99Ms)}`,
+        met: top.p50Ms <= 1.2 * base.p50Ms && top.p99Ms <= 1.2 * base.p99Ms
+      })
+    }
+    return `### ${workload} (scale): ${SCALE_REQUESTS[workload]}\n\n${table(['animals', 'req/s', 'p50', 'p99', 'non-2xx', 'p50 ÷ smallest', 'p99 ÷ smallest'], rows)}`
+  })
+  return [
+    '## Scale curve',
+    '',
+    'The service alone, one database per size used as it is (these workloads only read), sizes interleaved within each run.',
+    '',
+    loaded,
+    '',
+    `Latency at ${largest.toLocaleString('en-US')} ÷ at ${smallest.toLocaleString('en-US')} within 1.2× (issue point 5):`,
+    '',
+    lines.map(verdict).join('\n'),
+    '',
+    tables.join('\n\n')
+  ].join('\n')
+}
+
+/**
+ * The whole report.
+ * @example process.stdout.write(renderReport(input))
+ */
+export function renderReport (input: ReportInput): string {
+  const { facts } = input
+  const sections = [
+    `# Benchmark: ${facts.date.slice(0, 16).replace('T', ' ')} UTC`,
+    '',
+    `- Machine: ${facts.cpuModel}, ${facts.cores} cores, ${facts.memoryGiB} GiB, ${facts.kernel}; load average ${facts.loadAverage.toFixed(2)} at the start (the machine is shared).`,
+    `- Node.js ${facts.node}. The bench took ${Math.round(input.elapsedSeconds)} s.`,
+    `- Command: \`${input.command}\``,
+    settings(input),
+    '',
+    '## Ratios to the ceiling',
+    '',
+    'Throughput ÷ the ceiling says how much of what Node can do here the service keeps; p99 and RSS ÷ the ceiling, what it costs. ' +
+      'Only ratios compare across runs: the machine is shared and its absolute figures move.',
+    '',
+    input.options.workloads.map((workload) => workloadSection(input, workload)).join('\n\n'),
+    '',
+    '## Targets (issue point 2), the service',
+    '',
+    goals(input)
+  ]
+  if (input.options.workers) sections.push('', workersSection(input))
+  if (input.scaleSizes.length > 0) sections.push('', scaleSection(input))
+  if (input.problems.length > 0) sections.push('', '## Problems', '', input.problems.map((problem) => `- ${problem}`).join('\n'))
+  return `${sections.join('\n')}\n`
+}

@@ -1,0 +1,245 @@
+/**
+ * `npm run bench`: builds the service, fills the data, then runs every workload
+ * against the service, the ceiling and json-server, interleaved, and prints the
+ * markdown report (also written to bench/results/). Progress goes to stderr.
+ * Exit code 0 whatever the figures; 1 when something broke; 2 for a bad flag.
+ */
+import { spawn } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, writeJsonServerDb } from './fixtures.js'
+import { detectLoadTool, runLoad, type LoadSpec, type LoadTool } from './load.js'
+import { machineFacts } from './machine.js'
+import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
+import { renderReport, type ScaleSize } from './report.js'
+import { summarize, type Measurement } from './stats.js'
+import { buildCeiling, canPin, startCeiling, startJsonServer, startService, type Target } from './targets.js'
+import { apiWorkload, jsonServerWorkload } from './workloads.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
+const API_KEY = 'bench-key-0123456789abcdef'
+const DEEP_CURSORS = 1000
+/** Sizes `petstore import` may fill when `petstore seed` is missing; past that the JSON Lines file gets big. */
+const IMPORT_MAX = 1_000_000
+
+/** Where each run happens: cores, files. */
+interface Context {
+  options: BenchOptions
+  tool: LoadTool
+  work: string
+  serverCpus: string | undefined
+  loadCpus: string | undefined
+  measurements: Measurement[]
+  running: Set<Target>
+}
+
+const began = performance.now()
+
+function progress (message: string): void {
+  process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s: ${message}\n`)
+}
+
+async function npmRunBuild (): Promise<void> {
+  const child = spawn('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', resolve)
+  })
+  if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
+}
+
+/** Starts a target, warms it up, measures it, notes its peak RSS, and stops it. */
+async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, start: () => Promise<Target>): Promise<void> {
+  const { options } = context
+  const target = await start()
+  context.running.add(target)
+  try {
+    const load = { tool: context.tool, origin: target.origin, connections: options.connections, cpus: run.loadCpus, workDir: context.work }
+    if (options.warmup > 0) await runLoad(run.spec, { ...load, seconds: options.warmup })
+    const result = await runLoad(run.spec, { ...load, seconds: options.duration })
+    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes: target.peakRss() })
+    progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
+  } finally {
+    await target.stop()
+    context.running.delete(target)
+  }
+}
+
+/** The main comparison: every workload, every run, the three targets in turn. */
+async function compareTargets (context: Context, seededDb: string, jsonSeed: string | undefined, ceilingScript: string): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const runDb = join(work, 'run.db')
+  for (const workload of options.workloads) {
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`${workload}, run ${run} of ${options.runs}`)
+      const api = apiWorkload(workload, API_KEY, options.animals)
+      copyDatabase(seededDb, runDb)
+      await measure(context, { group: 'main', target: 'service', workload, spec: api, loadCpus }, async () =>
+        await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+      await measure(context, { group: 'main', target: 'ceiling', workload, spec: api, loadCpus }, async () =>
+        await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
+      if (jsonSeed === undefined) continue
+      const runJson = join(work, 'json-server', 'db.json')
+      copyFileSync(jsonSeed, runJson)
+      await measure(context, { group: 'main', target: 'json-server', workload, spec: jsonServerWorkload(workload, options.animals), loadCpus }, async () =>
+        await startJsonServer({ root: ROOT, dbFile: runJson, logFile: join(work, 'json-server.log'), cpus: serverCpus }))
+    }
+  }
+}
+
+/** WORKERS=2 against WORKERS=1, nothing pinned in either leg. */
+async function compareWorkers (context: Context, seededDb: string): Promise<void> {
+  const { options, work } = context
+  const runDb = join(work, 'run.db')
+  for (const workload of options.workloads) {
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`${workload} with WORKERS=1 and 2, run ${run} of ${options.runs}`)
+      for (const workers of [1, 2]) {
+        copyDatabase(seededDb, runDb)
+        await measure(context, { group: 'workers', target: `WORKERS=${workers}`, workload, spec: apiWorkload(workload, API_KEY, options.animals), loadCpus: undefined }, async () =>
+          await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers, cpus: undefined }))
+      }
+    }
+  }
+}
+
+/** Fills one database per size (seed, or import for small sizes without it). */
+async function fillScaleDatabases (context: Context): Promise<Array<ScaleSize & { path: string, cursors: string[] }>> {
+  const seed = hasSeedCommand(ROOT)
+  const tooBig = context.options.sizes.filter((size) => size > IMPORT_MAX)
+  if (!seed && tooBig.length > 0) {
+    throw new Error(`--scale: sizes above ${IMPORT_MAX} (${tooBig.join(', ')}) need \`petstore seed\`, which this build lacks; pass --sizes up to ${IMPORT_MAX}`)
+  }
+  const filled = []
+  for (const animals of context.options.sizes) {
+    const path = join(context.work, `scale-${animals}.db`)
+    progress(`filling ${animals} animals with petstore ${seed ? 'seed' : 'import'}`)
+    const loadSeconds = seed ? await seedAnimals(ROOT, path, animals) : await importAnimals(ROOT, path, animals, context.work)
+    const cursors = await deepCursors(path, animals, DEEP_CURSORS)
+    const databaseBytes = statSync(path).size + (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
+    filled.push({ animals, loadedBy: seed ? 'seed' : 'import', loadSeconds, databaseBytes, path, cursors })
+  }
+  return filled
+}
+
+/** List, deep-cursor list and get at each size, sizes interleaved within a run. */
+async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: string, cursors: string[] }>): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const headers = { authorization: `Bearer ${API_KEY}` }
+  for (const workload of ['list', 'deep-list', 'get'] as const) {
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`scale: ${workload}, run ${run} of ${options.runs}`)
+      for (const size of sizes) {
+        const spec: LoadSpec = workload === 'deep-list'
+          ? { method: 'GET', path: '/v1/pets?limit=20', paths: size.cursors.map((cursor) => `/v1/pets?limit=20&cursor=${cursor}`), headers }
+          : apiWorkload(workload, API_KEY, size.animals)
+        await measure(context, { group: 'scale', target: String(size.animals), workload, spec, loadCpus }, async () =>
+          await startService({ root: ROOT, databasePath: size.path, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+      }
+    }
+  }
+}
+
+/** What broke in the measurements: failed requests on the service or the ceiling. */
+function problemsOf (measurements: Measurement[]): string[] {
+  const problems: string[] = []
+  for (const summary of summarize(measurements)) {
+    if (summary.target === 'json-server') continue
+    if (summary.non2xx > 0 || summary.socketErrors > 0) {
+      problems.push(`${summary.target} (${summary.group}) on ${summary.workload}: ${summary.non2xx} non-2xx responses, ${summary.socketErrors} socket errors`)
+    }
+  }
+  return problems
+}
+
+function timestamp (date: string): string {
+  return date.replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z')
+}
+
+async function bench (options: BenchOptions, work: string, running: Set<Target>): Promise<number> {
+  const started = performance.now()
+  const tool = detectLoadTool(options.load)
+  const pinned = canPin() && availableParallelism() >= 2
+  const context: Context = { options, tool, work, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined, measurements: [], running }
+  const facts = machineFacts()
+
+  // The smoke run checks the harness: it takes dist/ as it is when there is one.
+  if (!options.smoke || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
+    progress('npm run build')
+    await npmRunBuild()
+  }
+  progress(`filling ${options.animals} animals with petstore import`)
+  const seededDb = join(work, 'seeded.db')
+  await importAnimals(ROOT, seededDb, options.animals, work)
+  const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
+  let jsonSeed: string | undefined
+  if (options.jsonServer) {
+    mkdirSync(join(work, 'json-server'))
+    jsonSeed = join(work, 'json-server-seed.json')
+    writeJsonServerDb(jsonSeed, options.animals)
+  }
+  // Fill the scale databases first: a missing seed command fails before the long part.
+  const scaleSizes = options.scale ? await fillScaleDatabases(context) : []
+
+  await compareTargets(context, seededDb, jsonSeed, ceilingScript)
+  if (options.workers) await compareWorkers(context, seededDb)
+  if (options.scale) await scaleCurve(context, scaleSizes)
+
+  const problems = problemsOf(context.measurements)
+  const report = renderReport({
+    facts,
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    options,
+    tool,
+    pinned,
+    summaries: summarize(context.measurements),
+    scaleSizes: scaleSizes.map(({ animals, loadedBy, loadSeconds, databaseBytes }) => ({ animals, loadedBy, loadSeconds, databaseBytes })),
+    elapsedSeconds: (performance.now() - started) / 1000,
+    problems
+  })
+  process.stdout.write(report)
+  // A smoke run leaves nothing behind: its report goes to the temporary directory, removed at exit.
+  const results = options.smoke ? join(work, 'results') : join(ROOT, 'bench/results')
+  mkdirSync(results, { recursive: true })
+  writeFileSync(join(results, `${timestamp(facts.date)}.md`), report)
+  writeFileSync(join(results, 'latest.md'), report)
+  progress(`report written to ${join(results, 'latest.md')}`)
+  return problems.length === 0 ? 0 : 1
+}
+
+async function main (): Promise<void> {
+  let options: BenchOptions
+  try {
+    options = parseBenchOptions(process.argv.slice(2))
+  } catch (err) {
+    if (!(err instanceof OptionsError)) throw err
+    process.stderr.write(`bench: ${err.message}\n${USAGE}`)
+    process.exit(2)
+  }
+  if (options.help) {
+    process.stdout.write(USAGE)
+    return
+  }
+  const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
+  const running = new Set<Target>()
+  const stopAll = async (): Promise<void> => { await Promise.all([...running].map(async (target) => await target.stop())) }
+  // Ctrl-C stops the servers too, not only the bench.
+  process.once('SIGINT', () => { stopAll().finally(() => process.exit(130)) })
+  let code = 1
+  try {
+    code = await bench(options, work, running)
+  } catch (err) {
+    process.stderr.write(`bench: ${(err as Error).message}\n`)
+  } finally {
+    await stopAll()
+    // Logs stay for a look when something broke.
+    if (code === 0) rmSync(work, { recursive: true, force: true })
+    else process.stderr.write(`bench: logs and data kept in ${work}\n`)
+  }
+  process.exitCode = code
+}
+
+await main()

@@ -1,0 +1,244 @@
+/**
+ * The servers under load, each a child process of its own, started fresh for
+ * every run: the service (production build), the ceiling and json-server.
+ * Optionally pinned to one core with taskset, so the load generator keeps the other.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { SETTINGS } from '../src/config.js'
+
+const READY_TIMEOUT_MS = 60_000
+const STOP_TIMEOUT_MS = 15_000
+
+export interface Target {
+  origin: string
+  pid: number
+  /** Peak resident memory in bytes: VmHWM of the process plus that of each process it started (cluster workers). */
+  peakRss: () => number
+  /** SIGTERM, then SIGKILL if it has not exited within 15 s. */
+  stop: () => Promise<void>
+}
+
+/** What differs from one kind of server to the next, once its port is known. */
+export interface ProcessSpec {
+  args: string[]
+  env: Record<string, string>
+  /** Variables of the bench's own environment it must not see. */
+  unset?: readonly string[]
+  cwd: string
+  /** A GET that answers 200 once it serves. */
+  readyPath: string
+}
+
+/** Where a server runs and writes, whatever it is. */
+export interface Placement {
+  /** Cores for taskset (`0`), or undefined to let the kernel place it. */
+  cpus: string | undefined
+  /** Where its stdout and stderr go. */
+  logFile: string
+}
+
+/** True when taskset can pin processes here. */
+export function canPin (): boolean {
+  return spawnSync('taskset', ['-c', '0', 'true']).status === 0
+}
+
+/**
+ * A TCP port nobody listens on right now.
+ * @example const port = await freePort()
+ */
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** `node ARGS`, through `taskset -c CPUS` when cores are given. */
+export function nodeCommand (args: string[], cpus: string | undefined): [string, string[]] {
+  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
+}
+
+function parentOf (pid: string): string | undefined {
+  try {
+    // Field 4 of /proc/PID/stat, after the parenthesised name (which may hold spaces).
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]
+  } catch {
+    return undefined
+  }
+}
+
+function highWaterMark (pid: string): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return match === null ? 0 : Number(match[1]) * 1024
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * Peak RSS of a process and its descendants, summed (0 where /proc is absent).
+ * @example peakRssOf(child.pid!) // 61_440_000
+ */
+export function peakRssOf (pid: number): number {
+  let pids = [String(pid)]
+  try {
+    const parents = new Map(readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, parentOf(name)]))
+    for (let i = 0; i < pids.length; i++) {
+      for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child)
+    }
+  } catch {
+    pids = [String(pid)]
+  }
+  return pids.reduce((sum, each) => sum + highWaterMark(each), 0)
+}
+
+function tailOf (file: string): string {
+  try {
+    return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')
+  } catch {
+    return ''
+  }
+}
+
+async function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return true
+  return await Promise.race([
+    new Promise<boolean>((resolve) => child.once('exit', () => resolve(true))),
+    // Unreferenced: the timer must not keep the bench alive once the process has exited.
+    sleep(ms, false, { ref: false })
+  ])
+}
+
+/**
+ * Starts a Node process on a free port and resolves once its `readyPath` answers 200.
+ * @throws Error with the end of its log when it exits or is not ready within 60 s
+ * @example await startProcess('the ceiling', { cpus: '0', logFile }, (port) => ({ args: [script], env: { PORT: String(port) }, cwd, readyPath: '/readyz' }))
+ */
+export async function startProcess (name: string, placement: Placement, specFor: (port: number) => ProcessSpec): Promise<Target> {
+  const port = await freePort()
+  const spec = specFor(port)
+  const logFile = placement.logFile
+  // One log per target, begun anew at each start: a failure shows the run that failed.
+  const log = openSync(logFile, 'w')
+  const [command, args] = nodeCommand(spec.args, placement.cpus)
+  const env = { ...process.env }
+  for (const name of spec.unset ?? []) delete env[name]
+  const child = spawn(command, args, { cwd: spec.cwd, env: { ...env, ...spec.env }, stdio: ['ignore', log, log] })
+  closeSync(log)
+  let spawnError: Error | undefined
+  child.once('error', (err) => { spawnError = err })
+  const origin = `http://127.0.0.1:${port}`
+  const stop = async (): Promise<void> => {
+    child.kill('SIGTERM')
+    if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+      child.kill('SIGKILL')
+      await waitForExit(child, STOP_TIMEOUT_MS)
+    }
+  }
+  const deadline = Date.now() + READY_TIMEOUT_MS
+  for (;;) {
+    if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${name} exited at start (${spawnError?.message ?? child.exitCode ?? child.signalCode}); its log ${logFile} ends:\n${tailOf(logFile)}`)
+    }
+    try {
+      const response = await fetch(`${origin}${spec.readyPath}`, { signal: AbortSignal.timeout(2_000) })
+      await response.arrayBuffer()
+      if (response.status === 200) break
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop()
+      throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s; its log ${logFile} ends:\n${tailOf(logFile)}`)
+    }
+    await sleep(50)
+  }
+  return { origin, pid: child.pid!, peakRss: () => peakRssOf(child.pid!), stop }
+}
+
+export interface ServiceOptions extends Placement {
+  root: string
+  databasePath: string
+  apiKey: string
+  workers: number
+}
+
+/**
+ * The service as it ships: `node dist/cli/main.js serve`, logs on, rate limit off.
+ * @example const service = await startService({ root, databasePath, apiKey, logFile, workers: 1, cpus: '0' })
+ */
+export async function startService (options: ServiceOptions): Promise<Target> {
+  return await startProcess('the service', options, (port) => ({
+    args: [join(options.root, 'dist/cli/main.js'), 'serve'],
+    env: {
+      DATABASE_URL: `sqlite:${options.databasePath}`,
+      PETSTORE_API_KEYS: options.apiKey,
+      RATE_LIMIT: '0',
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      WORKERS: String(options.workers)
+    },
+    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…).
+    unset: SETTINGS.map((setting) => setting.env),
+    cwd: options.root,
+    readyPath: '/readyz'
+  }))
+}
+
+/**
+ * Compiles bench/ceiling.ts and what it imports to plain JavaScript in `dir`, so the
+ * ceiling runs on bare node like the service's dist/, with no TypeScript loader in its memory.
+ * @returns the path of the ceiling's script
+ */
+export async function buildCeiling (benchDir: string, dir: string): Promise<string> {
+  // Loaded here, not at the top: the compiler takes seconds to load and only this needs it.
+  const { default: ts } = await import('typescript')
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n')
+  for (const file of ['ceiling', 'animals']) {
+    const source = readFileSync(join(benchDir, `${file}.ts`), 'utf8')
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
+    })
+    writeFileSync(join(dir, `${file}.js`), outputText)
+  }
+  return join(dir, 'ceiling.js')
+}
+
+export interface CeilingOptions extends Placement {
+  script: string
+  animals: number
+  apiKey: string
+}
+
+/** The ceiling (bench/ceiling.ts, compiled by buildCeiling) on a free port. */
+export async function startCeiling (options: CeilingOptions): Promise<Target> {
+  return await startProcess('the ceiling', options, (port) => ({
+    args: [options.script],
+    env: { PORT: String(port), BENCH_KEY: options.apiKey, BENCH_ANIMALS: String(options.animals) },
+    cwd: join(options.script, '..'),
+    readyPath: '/readyz'
+  }))
+}
+
+export interface JsonServerOptions extends Placement {
+  root: string
+  /** Its db.json: `{"pets":[…]}`; json-server writes every create back to it. */
+  dbFile: string
+}
+
+/** json-server 0.17 with its own CLI, quiet (no request log) so it runs at its best. */
+export async function startJsonServer (options: JsonServerOptions): Promise<Target> {
+  return await startProcess('json-server', options, (port) => ({
+    args: [join(options.root, 'node_modules/json-server/lib/cli/bin.js'), options.dbFile, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
+    env: {},
+    cwd: join(options.dbFile, '..'),
+    readyPath: '/pets?_limit=1'
+  }))
+}

@@ -1,0 +1,51 @@
+/**
+ * The benchmark must keep working: a smoke run (`npm run bench -- --smoke`, a
+ * second a workload) must produce a full report. It asserts no speed figure:
+ * a benchmark is never a test.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const WORKLOADS = ['list', 'list-status', 'get', 'create']
+
+interface Row { target: string, reqPerSec: number, non2xx: string }
+
+/** The rows of the table under `### WORKLOAD: …`, keyed by target. */
+function rowsOf (report: string, workload: string): Map<string, Row> {
+  const section = report.split('\n### ').find((part) => part.startsWith(`${workload}: `)) ?? ''
+  const rows = new Map<string, Row>()
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').slice(1, -1).map((cell) => cell.trim())
+    if (cells.length < 6 || cells[0] === 'target' || cells[0]!.startsWith('---')) continue
+    rows.set(cells[0]!, { target: cells[0]!, reqPerSec: Number(cells[1]!.replaceAll(',', '')), non2xx: cells[5]! })
+  }
+  return rows
+}
+
+describe('npm run bench -- --smoke', () => {
+  it('reports each workload for the service and the ceiling, with requests served and none failed', { timeout: 120_000 }, async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    assert.equal(code, 0, `the smoke run failed:\n${stderr}`)
+
+    assert.match(stdout, /^# Benchmark: /m)
+    assert.match(stdout, /- Machine: .+ cores/)
+    for (const workload of WORKLOADS) {
+      const rows = rowsOf(stdout, workload)
+      for (const target of ['service', 'ceiling']) {
+        const row = rows.get(target)
+        assert.ok(row !== undefined, `no ${target} row for ${workload} in:\n${stdout}`)
+        assert.ok(row.reqPerSec > 0, `${target} served no request on ${workload}`)
+      }
+      assert.equal(rows.get('service')!.non2xx, '0', `the service failed requests on ${workload}`)
+    }
+    assert.match(stdout, /## Targets \(issue point 2\)/)
+  })
+})
