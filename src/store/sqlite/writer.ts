@@ -37,6 +37,7 @@ export class SqliteWriter {
   #worker: Worker | undefined
   readonly #pending = new Map<number, { resolve: (outcomes: CreateOutcome[]) => void, reject: (err: unknown) => void }>()
   #nextId = 0
+  #closed = false
 
   /**
    * Starts the thread at once, so the first create does not wait for it.
@@ -47,8 +48,9 @@ export class SqliteWriter {
     this.#thread()
   }
 
-  /** Commits a batch in the writer thread. */
+  /** Commits a batch in the writer thread; refused once the store is closed. */
   createPets (batch: CreateBatch): Promise<CreateOutcome[]> {
+    if (this.#closed) return Promise.reject(storeUnavailable())
     const id = this.#nextId++
     const worker = this.#thread()
     // Only a batch in flight keeps the process alive: an idle writer never holds it open.
@@ -61,6 +63,7 @@ export class SqliteWriter {
 
   /** Lets the thread close its connection, and waits for it to end. */
   async close (): Promise<void> {
+    this.#closed = true
     const worker = this.#worker
     if (worker === undefined) return
     const ended = new Promise((resolve) => worker.once('exit', resolve))
