@@ -21,19 +21,24 @@ export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
 
 export interface Backend {
   name: 'sqlite' | 'postgres'
-  /** A reason to skip, shown once by the test runner. */
+  /** A reason to skip; false for every backend backends() lists. */
   skip: string | false
 }
 
+/** Printed once per run, by test/postgres-notice.test.ts, when PostgreSQL is left out. */
+export const POSTGRES_SKIPPED = 'PostgreSQL tests skipped: TEST_DATABASE_URL is not set'
+
 /**
- * The databases every API test runs against.
+ * The databases every API test runs against: SQLite, and PostgreSQL when
+ * TEST_DATABASE_URL is set. PostgreSQL is left out silently otherwise, so a run
+ * shows one skip line (POSTGRES_SKIPPED) rather than one per describe.
  * @example for (const backend of backends()) describe(`${backend.name}: GET /v1/pets`, { skip: backend.skip }, () => {…})
+ * @example for (const postgres of backends('postgres')) describe('postgres store', () => {…})
  */
-export function backends (): Backend[] {
-  return [
-    { name: 'sqlite', skip: false },
-    { name: 'postgres', skip: process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set: PostgreSQL tests skipped' : false }
-  ]
+export function backends (only?: Backend['name']): Backend[] {
+  const all: Backend[] = [{ name: 'sqlite', skip: false }]
+  if (process.env.TEST_DATABASE_URL !== undefined) all.push({ name: 'postgres', skip: false })
+  return all.filter((backend) => only === undefined || backend.name === only)
 }
 
 export interface TestDatabase {

@@ -5,7 +5,7 @@ import { parseConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_KEY, createTestDatabase, errorBody, get, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, createTestDatabase, errorBody, get, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
 import { openRaw, rawRequest, type RawResponse } from './raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`
@@ -26,9 +26,9 @@ function errorCodeOf (response: RawResponse, status: number): string {
   return body.code as string
 }
 
-describe('hostile input', () => {
+for (const backend of backends()) describe(`${backend.name}: hostile input`, { skip: backend.skip }, () => {
   let server: TestServer
-  before(async () => { server = await startTestServer() })
+  before(async () => { server = await startTestServer({ backend: backend.name }) })
   after(async () => {
     // After all of it the service still works.
     assert.equal((await post(server, '/pets', { name: 'Still here', categoryId: 1 })).status, 201)
@@ -245,13 +245,13 @@ describe('hostile input', () => {
   })
 })
 
-describe('slow and never-ending requests (timeouts shortened to 1 s for headers and 2 s in all)', () => {
+for (const backend of backends()) describe(`${backend.name}: slow and never-ending requests (timeouts shortened to 1 s for headers and 2 s in all)`, { skip: backend.skip }, () => {
   let database: TestDatabase
   let store: Store
   let app: App
   let origin: string
   before(async () => {
-    database = await createTestDatabase('sqlite')
+    database = await createTestDatabase(backend.name)
     store = await openStore(database.url)
     await store.migrate()
     const config = parseConfig({ PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' })

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys.js'
-import { get, post, startTestServer, type TestServer } from '../helper.js'
+import { backends, get, post, type TestServer } from '../helper.js'
+import { startBreakableServer, type BreakableServer } from '../support/unreadable-database.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
 
@@ -27,11 +28,13 @@ function valueOf (samples: Sample[], name: string, labels: Record<string, string
   return found[0]?.value ?? 0
 }
 
-describe('GET /metrics after traffic', () => {
+for (const backend of backends()) describe(`${backend.name}: GET /metrics after traffic`, { skip: backend.skip }, () => {
+  let breakable: BreakableServer
   let server: TestServer
   let samples: Sample[]
   before(async () => {
-    server = await startTestServer()
+    breakable = await startBreakableServer(backend.name)
+    server = breakable.server
     const ops = await issueApiKey(server.store, 'ops')
     for (let i = 0; i < 3; i++) assert.equal((await post(server, '/pets', { name: `m${i}`, categoryId: 1 })).status, 201)
     for (let i = 0; i < 4; i++) assert.equal((await get(server, '/pets')).status, 200)
@@ -41,7 +44,7 @@ describe('GET /metrics after traffic', () => {
     for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets/1', { authorization: `Bearer ${ops}` })).status, 200)
     assert.equal((await fetch(`${server.api}/pets/1`)).status, 401)
     assert.equal((await get(server, '/nowhere')).status, 404)
-    await server.store.close()
+    await breakable.cutDatabase()
     for (let i = 0; i < 2; i++) assert.equal((await get(server, '/pets')).status, 503)
     assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
     const response = await fetch(`${server.origin}/metrics`)
@@ -49,10 +52,7 @@ describe('GET /metrics after traffic', () => {
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
     samples = parseMetrics(await response.text())
   })
-  after(async () => {
-    await server.app.close()
-    await server.database.drop()
-  })
+  after(async () => { await breakable.close() })
 
   it('counts requests by operation and status', () => {
     const requests = 'petstore_http_requests_total'

@@ -3,14 +3,14 @@ import { randomBytes } from 'node:crypto'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../helper.js'
 
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const KEYS = `${TEST_KEY},${OTHER_KEY}`
 
-describe('rate limit per API key (RATE_LIMIT=5)', () => {
+for (const backend of backends()) describe(`${backend.name}: rate limit per API key (RATE_LIMIT=5)`, { skip: backend.skip }, () => {
   let server: TestServer
-  before(async () => { server = await startTestServer({ env: { RATE_LIMIT: '5', PETSTORE_API_KEYS: KEYS } }) })
+  before(async () => { server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '5', PETSTORE_API_KEYS: KEYS } }) })
   after(async () => { await server.close() })
 
   it('sends RateLimit-Policy and RateLimit on every authenticated response, counting down', async () => {
@@ -46,9 +46,9 @@ describe('rate limit per API key (RATE_LIMIT=5)', () => {
   })
 })
 
-describe('rate limit off (RATE_LIMIT=0)', () => {
+for (const backend of backends()) describe(`${backend.name}: rate limit off (RATE_LIMIT=0)`, { skip: backend.skip }, () => {
   it('sends no RateLimit headers and never answers 429', async () => {
-    const server = await startTestServer({ env: { RATE_LIMIT: '0' } })
+    const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '0' } })
     try {
       for (let i = 0; i < 20; i++) {
         const response = await get(server, '/pets')
@@ -91,60 +91,62 @@ class CuttableLink {
   }
 }
 describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis rate-limit tests skipped' : false }, () => {
-  it('counts the requests of two instances together', async () => {
-    const database = await createTestDatabase('sqlite')
-    const env = { RATE_LIMIT: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-    const a = await startTestServer({ database, env })
-    const b = await startTestServer({ database, env })
-    try {
-      const statuses: number[] = []
-      for (const server of [a, b, a, b, a, b]) statuses.push((await get(server, '/pets')).status)
-      assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
-      const last = await get(b, '/pets')
-      assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
-      assert.equal(last.status, 429)
-      assert.equal((await get(a, '/pets')).status, 429)
-    } finally {
-      await a.close()
-      await b.close()
-      await database.drop()
-    }
-  })
-
-  it('fails open while Redis is cut off, and counts again once it is back', async () => {
-    const link = new CuttableLink(new URL(redisUrl!))
-    await link.open()
-    const server = await startTestServer({ env: { RATE_LIMIT: '3', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
-    try {
-      for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets')).status, 200)
-      assert.equal((await get(server, '/pets')).status, 429)
-      await link.cut()
-      for (let i = 0; i < 5; i++) {
-        const response = await get(server, '/pets')
-        assert.equal(response.status, 200, 'served, not limited and not a 500, while Redis is away')
-        assert.equal(response.headers.get('ratelimit'), null)
+  for (const backend of backends()) describe(backend.name, { skip: backend.skip }, () => {
+    it('counts the requests of two instances together', async () => {
+      const database = await createTestDatabase(backend.name)
+      const env = { RATE_LIMIT: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
+      const a = await startTestServer({ database, env })
+      const b = await startTestServer({ database, env })
+      try {
+        const statuses: number[] = []
+        for (const server of [a, b, a, b, a, b]) statuses.push((await get(server, '/pets')).status)
+        assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
+        const last = await get(b, '/pets')
+        assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
+        assert.equal(last.status, 429)
+        assert.equal((await get(a, '/pets')).status, 429)
+      } finally {
+        await a.close()
+        await b.close()
+        await database.drop()
       }
+    })
+
+    it('fails open while Redis is cut off, and counts again once it is back', async () => {
+      const link = new CuttableLink(new URL(redisUrl!))
       await link.open()
-      let status = 0
-      for (let i = 0; i < 50 && status !== 429; i++) {
-        await sleep(100)
-        status = (await get(server, '/pets')).status
+      const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '3', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
+      try {
+        for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets')).status, 200)
+        assert.equal((await get(server, '/pets')).status, 429)
+        await link.cut()
+        for (let i = 0; i < 5; i++) {
+          const response = await get(server, '/pets')
+          assert.equal(response.status, 200, 'served, not limited and not a 500, while Redis is away')
+          assert.equal(response.headers.get('ratelimit'), null)
+        }
+        await link.open()
+        let status = 0
+        for (let i = 0; i < 50 && status !== 429; i++) {
+          await sleep(100)
+          status = (await get(server, '/pets')).status
+        }
+        assert.equal(status, 429, 'the count in Redis applies again after reconnecting')
+      } finally {
+        await server.close()
+        await link.cut().catch(() => {})
       }
-      assert.equal(status, 429, 'the count in Redis applies again after reconnecting')
-    } finally {
-      await server.close()
-      await link.cut().catch(() => {})
-    }
-  })
+    })
 
-  it('fails open with a warning when Redis is unreachable', async () => {
-    const server = await startTestServer({ env: { RATE_LIMIT: '2', REDIS_URL: 'redis://127.0.0.1:1' } })
-    try {
-      for (let i = 0; i < 5; i++) assert.equal((await get(server, '/pets')).status, 200)
-      const warnings = server.logs().filter((line) => line.level === 40 && /rate limit/.test(String(line.msg)))
-      assert.ok(warnings.length >= 1 && warnings.length <= 2, `a warning, not one a request: ${warnings.length}`)
-    } finally {
-      await server.close()
-    }
+    it('fails open with a warning when Redis is unreachable', async () => {
+      const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '2', REDIS_URL: 'redis://127.0.0.1:1' } })
+      try {
+        for (let i = 0; i < 5; i++) assert.equal((await get(server, '/pets')).status, 200)
+        const warnings = server.logs().filter((line) => line.level === 40 && /rate limit/.test(String(line.msg)))
+        assert.ok(warnings.length >= 1 && warnings.length <= 2, `a warning, not one a request: ${warnings.length}`)
+      } finally {
+        await server.close()
+      }
+    })
   })
 })

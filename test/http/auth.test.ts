@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys.js'
-import { TEST_KEY, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 
 const REQUESTS: Array<[string, string, string | undefined]> = [
   ['GET', '/pets', undefined],
@@ -15,9 +15,9 @@ const REQUESTS: Array<[string, string, string | undefined]> = [
   ['GET', '', undefined]
 ]
 
-describe('Authorization on /v1', () => {
+for (const backend of backends()) describe(`${backend.name}: authorization on /v1`, { skip: backend.skip }, () => {
   let server: TestServer
-  before(async () => { server = await startTestServer() })
+  before(async () => { server = await startTestServer({ backend: backend.name }) })
   after(async () => { await server.close() })
 
   for (const [method, path, body] of REQUESTS) {

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { startBreakableServer } from '../support/unreadable-database.js'
 
-describe('Health, readiness and docs', () => {
+for (const backend of backends()) describe(`${backend.name}: health, readiness and docs`, { skip: backend.skip }, () => {
   let server: TestServer
-  before(async () => { server = await startTestServer() })
+  before(async () => { server = await startTestServer({ backend: backend.name }) })
   after(async () => { await server.close() })
 
   it('answers /healthz and /readyz with 200 while the store answers', async () => {
@@ -25,9 +26,9 @@ describe('Health, readiness and docs', () => {
   })
 
   it('turns /readyz to 503 unavailable, and the API to 503, when the database cannot be read', async () => {
-    const broken = await startTestServer()
+    const { server: broken, cutDatabase, close } = await startBreakableServer(backend.name)
     try {
-      await broken.store.close()
+      await cutDatabase()
       const ready = await fetch(`${broken.origin}/readyz`)
       assert.equal(ready.status, 503)
       assert.equal((await errorBody(ready)).code, 'unavailable')
@@ -37,8 +38,7 @@ describe('Health, readiness and docs', () => {
       assert.equal((await errorBody(list)).code, 'unavailable')
       assert.equal((await fetch(`${broken.origin}/healthz`)).status, 200, 'the process still lives')
     } finally {
-      await broken.app.close()
-      await broken.database.drop()
+      await close()
     }
   })
 })

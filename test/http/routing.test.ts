@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, errorBody, get, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../helper.js'
 
-describe('Routes, methods and common headers', () => {
+for (const backend of backends()) describe(`${backend.name}: routes, methods and common headers`, { skip: backend.skip }, () => {
   let server: TestServer
-  before(async () => { server = await startTestServer() })
+  before(async () => { server = await startTestServer({ backend: backend.name }) })
   after(async () => { await server.close() })
 
   for (const [method, path, allow] of [['DELETE', '/pets', 'GET, POST'], ['PUT', '/pets', 'GET, POST'], ['PATCH', '/pets/1', 'GET'], ['POST', '/pets/1', 'GET'], ['DELETE', '/pets/1', 'GET'], ['HEAD', '/pets', 'GET, POST']] as const) {

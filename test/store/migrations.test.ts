@@ -10,10 +10,8 @@ import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migratio
 import { backends, createTestDatabase } from '../helper.js'
 import { startCli } from '../support/cli.js'
 
-const [, postgres] = backends()
-
 describe('migrations at the same moment', () => {
-  it('postgres: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once', { skip: postgres!.skip }, async () => {
+  for (const postgres of backends('postgres')) it(`${postgres.name}: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once`, async () => {
     const database = await createTestDatabase('postgres')
     const stores = await Promise.all([openStore(database.url), openStore(database.url)])
     try {
@@ -33,7 +31,7 @@ describe('migrations at the same moment', () => {
     }
   })
 
-  it('postgres: a store waits for another instance\'s long migration, past its query timeout, instead of failing to start', { skip: postgres!.skip }, async () => {
+  for (const postgres of backends('postgres')) it(`${postgres.name}: a store waits for another instance's long migration, past its query timeout, instead of failing to start`, async () => {
     const database = await createTestDatabase('postgres')
     const other = new pg.Client({ connectionString: database.url })
     await other.connect()

@@ -3,7 +3,6 @@ import { after, before, describe, it } from 'node:test'
 import { AUTH, backends, createTestDatabase, errorBody, get, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
 import { TcpProxy, type CutMode } from '../support/tcp-proxy.js'
 
-const [, postgres] = backends()
 // Every wait on the database gives up after this; an answer must come within a few of them.
 const TIMEOUT_MS = 800
 const BOUND_MS = 3 * TIMEOUT_MS + 500
@@ -18,7 +17,7 @@ async function createdIds (responses: Response[]): Promise<number[]> {
   return await Promise.all(responses.filter((r) => r.status === 201).map(async (r) => (await r.json() as { id: number }).id))
 }
 
-describe('postgres: the database behind a cut network', { skip: postgres!.skip }, () => {
+for (const postgres of backends('postgres')) describe(`${postgres.name}: the database behind a cut network`, () => {
   let database: TestDatabase
   let proxy: TcpProxy
   let server: TestServer

@@ -6,10 +6,9 @@ import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
 import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
 
-const [, postgres] = backends()
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
-describe('postgres store', { skip: postgres!.skip }, () => {
+for (const postgres of backends('postgres')) describe(`${postgres.name} store`, () => {
   let database: TestDatabase
   let store: Store
   before(async () => {
