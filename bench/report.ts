@@ -26,6 +26,8 @@ export interface ReportInput {
   pinned: boolean
   summaries: Summary[]
   scaleSizes: ScaleSize[]
+  /** The node arguments the service was started with (those of `npm start`). */
+  serviceArguments: string[]
   elapsedSeconds: number
   /** What broke: the reasons the bench exits non-zero. */
   problems: string[]
@@ -82,9 +84,9 @@ function settings (input: ReportInput): string {
     `- Each target runs each workload ${options.runs} time(s), interleaved (service, ceiling${options.jsonServer ? ', json-server' : ''}, again…), ` +
       `each run a fresh process on a fresh copy of its data: ${options.warmup} s warm-up, then ${options.duration} s measured.`,
     `- Figures are medians over the runs; non-2xx is the sum over the runs. ${options.animals.toLocaleString('en-US')} animals.`,
-    '- The service: `node dist/cli/main.js serve`, SQLite file (WAL, synchronous=FULL: every create is durable), ' +
+    `- The service as \`npm start\` runs it (\`node ${input.serviceArguments.join(' ')}\`), SQLite file (WAL, synchronous=FULL: every create is durable), ` +
       'logs at `info` to a file, metrics and every plugin on, `RATE_LIMIT=0`.',
-    '- The ceiling: bench/ceiling.ts, bare `node:http`, the same animals in memory, the least real work for the same answers.',
+    '- The ceiling: bench/ceiling.ts, bare `node:http` with node\'s default flags, the same animals in memory, the least real work for the same answers.',
     ...(options.jsonServer ? ['- json-server 0.17.4 with its own CLI (`--quiet`) on a db.json of the same animals; it writes the file on every create.'] : [])
   ].join('\n')
 }

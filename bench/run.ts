@@ -15,7 +15,7 @@ import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
-import { buildCeiling, canPin, startCeiling, startJsonServer, startService, type Target } from './targets.js'
+import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -197,6 +197,7 @@ async function bench (options: BenchOptions, work: string, running: Set<Target>)
     pinned,
     summaries: summarize(context.measurements),
     scaleSizes: scaleSizes.map(({ animals, loadedBy, loadSeconds, databaseBytes }) => ({ animals, loadedBy, loadSeconds, databaseBytes })),
+    serviceArguments: startArguments(ROOT),
     elapsedSeconds: (performance.now() - started) / 1000,
     problems
   })

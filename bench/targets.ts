@@ -169,12 +169,23 @@ export interface ServiceOptions extends Placement {
 }
 
 /**
- * The service as it ships: `node dist/cli/main.js serve`, logs on, rate limit off.
+ * The node arguments of `npm start`, read from package.json: the service runs exactly as it ships.
+ * @example startArguments(root) // ['--max-semi-space-size=4', 'dist/cli/main.js', 'serve']
+ */
+export function startArguments (root: string): string[] {
+  const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+  const [command, ...args] = scripts.start.split(/\s+/)
+  if (command !== 'node') throw new Error(`npm start runs ${command}, not node`)
+  return args
+}
+
+/**
+ * The service as it ships (`npm start`), logs on, rate limit off.
  * @example const service = await startService({ root, databasePath, apiKey, logFile, workers: 1, cpus: '0' })
  */
 export async function startService (options: ServiceOptions): Promise<Target> {
   return await startProcess('the service', options, (port) => ({
-    args: [join(options.root, 'dist/cli/main.js'), 'serve'],
+    args: startArguments(options.root),
     env: {
       DATABASE_URL: `sqlite:${options.databasePath}`,
       PETSTORE_API_KEYS: options.apiKey,

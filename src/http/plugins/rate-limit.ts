@@ -5,7 +5,7 @@
  * response; 429 with Retry-After past the quota.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { AppError } from '../../domain/errors.js'
 
@@ -65,7 +65,9 @@ return {count, ttl}`
  * @example const counter = await connectRedisCounter('redis://127.0.0.1:6379', 'petstore:', logger)
  */
 export async function connectRedisCounter (url: string, prefix: string, logger: Logger, windowMs = RATE_LIMIT_WINDOW_MS): Promise<RateCounter> {
-  const redis = new Redis(url, {
+  // Loaded only here: an instance without REDIS_URL does not carry the client in memory.
+  const { Redis } = await import('ioredis')
+  const redis: RedisClient = new Redis(url, {
     // Fail fast rather than queue: a request must not wait for Redis to come back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

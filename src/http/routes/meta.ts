@@ -3,7 +3,6 @@
  * document and the interactive docs page.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { stringify } from 'yaml'
 import { AppError } from '../../domain/errors.js'
 import type { Store } from '../../store/store.js'
 import type { Metrics } from '../plugins/metrics.js'
@@ -44,6 +43,9 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
   app.get('/v1/openapi.json', { schema: hide, config: { operation: 'openapi' } }, async (request) =>
     openApiDocumentFor(app, request, options))
 
-  app.get('/v1/openapi.yaml', { schema: hide, config: { operation: 'openapi' } }, async (request, reply) =>
-    reply.type('application/yaml').send(stringify(openApiDocumentFor(app, request, options))))
+  app.get('/v1/openapi.yaml', { schema: hide, config: { operation: 'openapi' } }, async (request, reply) => {
+    // The YAML writer is loaded on the first request for it, not carried by every instance.
+    const { stringify } = await import('yaml')
+    return reply.type('application/yaml').send(stringify(openApiDocumentFor(app, request, options)))
+  })
 }
