@@ -23,15 +23,14 @@ export interface DeprecationOptions {
 
 /** Registered before auth, so that a 401 carries the headers too. */
 export function registerDeprecationHeaders (app: FastifyInstance, options: DeprecationOptions): void {
+  const sunset = options.sunset.toUTCString()
   app.addHook('onRequest', (request, reply, done) => {
     const deprecatedAt = request.routeOptions.config.deprecatedAt
     if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
-    reply.headers({
-      deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
-      sunset: options.sunset.toUTCString(),
-      link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
-    })
+    reply.header('deprecation', `@${Math.floor(deprecatedAt.getTime() / 1000)}`)
+    reply.header('sunset', sunset)
+    reply.header('link', `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`)
     done()
   })
 }
