@@ -12,15 +12,15 @@ import type { Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
-import { registerRequestChecks } from './http/plugins/request-checks.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, frameworkErrorHandlerFor, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
+import { checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
-import { registerAuth } from './http/plugins/auth.js'
-import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { authenticate } from './http/plugins/auth.js'
+import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
-import { registerRequestId, requestIdGenerator } from './http/plugins/request-id.js'
+import { requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
-import { registerResponseHeaders } from './http/plugins/response-headers.js'
+import { setResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
@@ -50,6 +50,9 @@ export interface App extends FastifyInstance {
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
+  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  // The hooks every request meets before its route, in this order; what the router refuses meets them too.
+  const beforeRoute = [stampRequestId, setResponseHeaders, checkRequest, deprecationHeaders(deprecation), authenticate(verifier)]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -62,7 +65,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     return503OnClosing: false,
     routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
     clientErrorHandler: clientErrorHandlerFor(timeouts),
-    frameworkErrors: handleFrameworkError,
+    frameworkErrors: frameworkErrorHandlerFor(beforeRoute),
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
     serverFactory: (handler) => {
       const server = createServer({
@@ -88,7 +91,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
 
   const metrics = new Metrics()
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
-  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const meta = {
     store,
     metrics,
@@ -101,12 +103,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   registerJsonBody(app)
   registerErrorHandling(app)
 
-  // Hooks run in this order: id, headers, request checks, deprecation headers, auth, rate limit, sunset.
-  registerRequestId(app)
-  registerResponseHeaders(app)
-  registerRequestChecks(app)
-  registerDeprecationHeaders(app, deprecation)
-  registerAuth(app, verifier)
+  // Then the rate limit and the sunset, which need the caller.
+  app.decorateRequest('caller', undefined)
+  for (const hook of beforeRoute) app.addHook('onRequest', hook)
   if (config.rateLimit > 0) {
     registerRateLimit(app, {
       limit: config.rateLimit,
