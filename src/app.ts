@@ -52,7 +52,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [stampRequestId, setResponseHeaders, checkRequest, deprecationHeaders(deprecation), authenticate(verifier)]
+  const beforeRoute = [stampRequestId, setResponseHeaders, deprecationHeaders(deprecation), checkRequest, authenticate(verifier)]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -63,7 +63,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     exposeHeadRoutes: false,
     // While draining, requests already on an open connection are served, not refused with a bare 503.
     return503OnClosing: false,
-    routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
+    // A long petId reaches its route (a 400 from validation, a 414 from the request checks with getPet's headers), never a 404.
+    routerOptions: { maxParamLength: HEADER_LIMIT_BYTES },
     clientErrorHandler: clientErrorHandlerFor(timeouts),
     frameworkErrors: frameworkErrorHandlerFor(beforeRoute),
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
