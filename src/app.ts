@@ -13,7 +13,7 @@ import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, frameworkErrorHandlerFor, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
-import { checkRequest } from './http/plugins/request-checks.js'
+import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { authenticate } from './http/plugins/auth.js'
 import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
@@ -52,7 +52,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [stampRequestId, setResponseHeaders, deprecationHeaders(deprecation), checkRequest, authenticate(verifier)]
+  const beforeRoute = [stampRequestId, setResponseHeaders, checkHost, deprecationHeaders(deprecation), checkRequest, authenticate(verifier)]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
