@@ -2,6 +2,7 @@
  * The three operations of the spec. Handlers read the validated input, call the
  * catalogue once, and reply.
  */
+import { METHODS } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue, PetPage } from '../../domain/pets.js'
@@ -209,10 +210,17 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
     }
   }, async (request) => catalogue.getPet(request.params.petId))
 
-  // Known paths, other methods: 405 with Allow (after auth, like every route under /v1).
-  for (const [url, allow] of [['/v1/pets', 'GET, POST'], ['/v1/pets/:petId', 'GET']] as const) {
+  // Known paths, every other method: 405 with Allow (after auth, like every route under /v1).
+  // Fastify routes only the common methods; Node parses more (PROPFIND, LOCK, …), so all are added,
+  // but CONNECT, which never reaches a route (src/app.ts answers it). Only POST takes a body here:
+  // the others are routed without reading one, so a 405 comes whatever they send.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && method !== 'POST') app.addHttpMethod(method, { overrideExisting: true })
+  }
+  for (const [url, allowed] of [['/v1/pets', ['GET', 'POST']], ['/v1/pets/:petId', ['GET']]] as const) {
+    const allow = allowed.join(', ')
     app.route({
-      method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', ...(allow.includes('POST') ? [] : ['POST'])],
+      method: app.supportedMethods.filter((method) => !(allowed as readonly string[]).includes(method)),
       url,
       schema: { hide: true },
       config: { operation: 'methodNotAllowed' },
