@@ -110,8 +110,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   if (config.rateLimit > 0) {
     registerRateLimit(app, {
       limit: config.rateLimit,
-      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger),
-      logger
+      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger)
     })
   }
   registerSunset(app, deprecation)
