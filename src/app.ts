@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
-import type { Config } from './config.js'
+import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
@@ -26,9 +26,6 @@ import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
-
-/** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
-export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
 
 export interface AppOptions {
   config: Config
