@@ -99,7 +99,7 @@ export const SETTINGS = [
     env: 'PETSTORE_API_KEYS',
     flag: 'api-keys',
     default: '',
-    help: 'comma-separated keys accepted as they are (keys from `petstore keys create` live in the database)',
+    help: 'comma-separated keys accepted as they are, each 16 to 512 printable ASCII characters without spaces (keys from `petstore keys create` live in the database)',
     parse: (raw: string) => {
       const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
       if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw 'each key must be 16 to 512 printable ASCII characters, without spaces'
