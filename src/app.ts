@@ -8,27 +8,24 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
-import type { Config } from './config.js'
+import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, handleFrameworkError, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
-import { registerRequestChecks } from './http/plugins/request-checks.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, frameworkErrorHandlerFor, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
+import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
-import { registerAuth } from './http/plugins/auth.js'
-import { registerDeprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { authenticate } from './http/plugins/auth.js'
+import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
-import { registerRequestId, requestIdGenerator } from './http/plugins/request-id.js'
+import { requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
-import { registerResponseHeaders } from './http/plugins/response-headers.js'
+import { setResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
-
-/** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
-export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
 
 export interface AppOptions {
   config: Config
@@ -50,6 +47,9 @@ export interface App extends FastifyInstance {
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
+  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  // The hooks every request meets before its route, in this order; what the router refuses meets them too.
+  const beforeRoute = [stampRequestId, setResponseHeaders, checkHost, deprecationHeaders(deprecation), checkRequest, authenticate(verifier)]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -60,9 +60,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     exposeHeadRoutes: false,
     // While draining, requests already on an open connection are served, not refused with a bare 503.
     return503OnClosing: false,
-    routerOptions: { maxParamLength: 8192 }, // a long petId is a 400 from validation, not a 404
+    // A long petId reaches its route (a 400 from validation, a 414 from the request checks with getPet's headers), never a 404.
+    routerOptions: { maxParamLength: HEADER_LIMIT_BYTES },
     clientErrorHandler: clientErrorHandlerFor(timeouts),
-    frameworkErrors: handleFrameworkError,
+    frameworkErrors: frameworkErrorHandlerFor(beforeRoute),
     // Bounded waits for slow clients; timeouts are checked every second, not every 30 s.
     serverFactory: (handler) => {
       const server = createServer({
@@ -88,7 +89,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
 
   const metrics = new Metrics()
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
-  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const meta = {
     store,
     metrics,
@@ -101,17 +101,13 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   registerJsonBody(app)
   registerErrorHandling(app)
 
-  // Hooks run in this order: id, headers, request checks, deprecation headers, auth, rate limit, sunset.
-  registerRequestId(app)
-  registerResponseHeaders(app)
-  registerRequestChecks(app)
-  registerDeprecationHeaders(app, deprecation)
-  registerAuth(app, verifier)
+  // Then the rate limit and the sunset, which need the caller.
+  app.decorateRequest('caller', undefined)
+  for (const hook of beforeRoute) app.addHook('onRequest', hook)
   if (config.rateLimit > 0) {
     registerRateLimit(app, {
       limit: config.rateLimit,
-      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger),
-      logger
+      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger)
     })
   }
   registerSunset(app, deprecation)

@@ -5,6 +5,9 @@
  */
 import { availableParallelism } from 'node:os'
 
+/** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
+export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
+
 export interface Config {
   databaseUrl: string
   port: number
@@ -96,7 +99,7 @@ export const SETTINGS = [
     env: 'PETSTORE_API_KEYS',
     flag: 'api-keys',
     default: '',
-    help: 'comma-separated keys accepted as they are (keys from `petstore keys create` live in the database)',
+    help: 'comma-separated keys accepted as they are, each 16 to 512 printable ASCII characters without spaces (keys from `petstore keys create` live in the database)',
     parse: (raw: string) => {
       const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
       if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw 'each key must be 16 to 512 printable ASCII characters, without spaces'
@@ -152,10 +155,12 @@ export const SETTINGS = [
     env: 'GETPET_SUNSET',
     flag: 'getpet-sunset',
     default: '2030-12-05T00:00:00Z',
-    help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone',
+    help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone (not before 2026-01-01T00:00:00Z, its deprecation)',
     parse: (raw: string) => {
       const date = new Date(raw)
       if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw 'must be an ISO 8601 instant such as 2030-12-05T00:00:00Z'
+      // RFC 8594: a Sunset earlier than the Deprecation would tell clients nonsense.
+      if (date < GETPET_DEPRECATED_AT) throw `must not be before ${GETPET_DEPRECATED_AT.toISOString().replace('.000Z', 'Z')}, when getPet was deprecated`
       return date
     }
   },

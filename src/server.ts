@@ -26,8 +26,15 @@ export async function openMigratedStore (databaseUrl: string): Promise<Store> {
     return store
   } catch (err) {
     await store?.close().catch(() => {})
-    throw new ConfigError(`DATABASE_URL: cannot open the database (${(err as Error).message})`)
+    throw new ConfigError(`DATABASE_URL: cannot open the database (${reasonOf(err as Error)})`)
   }
+}
+
+/** The driver's own words when the store wrapped them (connect ECONNREFUSED 127.0.0.1:5432), else the message. */
+function reasonOf (err: Error): string {
+  const cause = err.cause as NodeJS.ErrnoException | undefined
+  // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
+  return (cause?.message || cause?.code) ?? err.message
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { ConfigError, SETTINGS, parseConfig } from '../src/config.js'
+import { ConfigError, GETPET_DEPRECATED_AT, SETTINGS, parseConfig } from '../src/config.js'
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -30,6 +30,12 @@ describe('configuration', () => {
   it('says the variable and the rule in one line', () => {
     assert.throws(() => parseConfig({ PORT: '0' }), new ConfigError('PORT: must be an integer from 1 to 65535'))
     assert.throws(() => parseConfig({ DATABASE_URL: 'mysql://x' }), /^ConfigError: DATABASE_URL: must start with sqlite: or postgres:\/\/$/)
+  })
+
+  it('refuses a GETPET_SUNSET before getPet was deprecated, and takes the deprecation instant itself', () => {
+    assert.throws(() => parseConfig({ GETPET_SUNSET: '2025-12-31T23:59:59Z' }),
+      new ConfigError('GETPET_SUNSET: must not be before 2026-01-01T00:00:00Z, when getPet was deprecated'))
+    assert.equal(parseConfig({ GETPET_SUNSET: '2026-01-01T00:00:00Z' }).getPetSunset.getTime(), GETPET_DEPRECATED_AT.getTime())
   })
 
   it('lists every setting in .env.example with its default', () => {

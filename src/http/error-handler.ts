@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { AppError, isAppError } from '../domain/errors.js'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
@@ -69,13 +69,26 @@ function pathOf (url: string): string {
 }
 
 /**
- * Fastify's `frameworkErrors`: what the router rejects before any hook runs
- * (bad percent-encoding, an over-long path parameter) gets the Error body too.
- * @example Fastify({ frameworkErrors: handleFrameworkError })
+ * Fastify's `frameworkErrors`: what the router rejects before any hook runs (bad
+ * percent-encoding) first meets the hooks every request meets before its route, so
+ * a bad Host is still a 400 and a caller without a key still a 401; then the Error body.
+ * @example Fastify({ frameworkErrors: frameworkErrorHandlerFor([stampRequestId, authenticate(verifier)]) })
  */
-export function handleFrameworkError (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  reply.header('x-request-id', request.id)
-  void sendError(reply, toAppError(err))
+export function frameworkErrorHandlerFor (beforeRoute: readonly onRequestHookHandler[]) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const run = (index: number) => (hookError?: unknown): void => {
+      if ((hookError !== undefined && hookError !== null) || index === beforeRoute.length) {
+        void sendError(reply, toAppError(hookError ?? err))
+        return
+      }
+      try {
+        beforeRoute[index]!.call(request.server, request, reply, run(index + 1))
+      } catch (thrown) {
+        run(beforeRoute.length)(thrown)
+      }
+    }
+    run(0)()
+  }
 }
 
 // A request line longer than the URL limit, still without its end: the header

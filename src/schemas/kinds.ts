@@ -74,7 +74,8 @@ export function isDecimalInteger (schema: TSchema): boolean {
 // Control characters are refused so that SQLite and PostgreSQL (which cannot store
 // NUL) keep the same names; lone surrogates cannot be stored as UTF-8 at all.
 const CONTROL = /\p{Cc}/u
-const ONLY_WHITE_SPACE = /^\s*$/u
+// Unicode White_Space, not JavaScript's \s, which adds U+FEFF (a format character).
+const ONLY_WHITE_SPACE = /^\p{White_Space}*$/u
 
 interface TextOptions { minLength: number, maxLength: number, description?: string, examples?: unknown[] }
 
@@ -97,7 +98,7 @@ export function Text (options: TextOptions): TUnsafe<string> {
     [Kind]: 'Text',
     type: 'string',
     // The same rule as far as a JSON Schema pattern can say it (lone surrogates aside).
-    pattern: '^[^\\p{Cc}]*[^\\s\\p{Cc}][^\\p{Cc}]*$'
+    pattern: '^[^\\p{Cc}]*[^\\p{White_Space}\\p{Cc}][^\\p{Cc}]*$'
   })
 }
 

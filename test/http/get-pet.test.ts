@@ -94,11 +94,11 @@ for (const backend of backends()) {
     })
 
     it('takes the sunset from GETPET_SUNSET', async () => {
-      const early = await startTestServer({ backend: backend.name, env: { GETPET_SUNSET: '2020-01-01T00:00:00Z' } })
+      const early = await startTestServer({ backend: backend.name, env: { GETPET_SUNSET: '2026-06-01T00:00:00Z' } })
       try {
         const response = await get(early, '/pets/1')
         assert.equal(response.status, 410)
-        assert.equal(response.headers.get('sunset'), 'Wed, 01 Jan 2020 00:00:00 GMT')
+        assert.equal(response.headers.get('sunset'), 'Mon, 01 Jun 2026 00:00:00 GMT')
       } finally {
         await early.close()
       }

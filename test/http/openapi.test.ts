@@ -31,9 +31,22 @@ describe('GET /v1/openapi.json and /v1/openapi.yaml', () => {
 
   it('documents every response and error code of each operation', () => {
     const codes = (path: string, method: string): string[] => Object.keys(document.paths[path][method].responses).sort()
-    assert.deepEqual(codes('/pets', 'get'), ['200', '400', '401', '429', '503'])
-    assert.deepEqual(codes('/pets', 'post'), ['201', '400', '401', '409', '413', '415', '422', '429', '503'])
-    assert.deepEqual(codes('/pets/{petId}', 'get'), ['200', '400', '401', '404', '410', '429', '503'])
+    assert.deepEqual(codes('/pets', 'get'), ['200', '400', '401', '405', '408', '414', '429', '431', '500', '503'])
+    assert.deepEqual(codes('/pets', 'post'), ['201', '400', '401', '405', '408', '409', '413', '414', '415', '422', '429', '431', '500', '503'])
+    assert.deepEqual(codes('/pets/{petId}', 'get'), ['200', '400', '401', '404', '405', '408', '410', '414', '429', '431', '500', '503'])
+  })
+
+  it('gives each error its Error example with its own status, and Allow on 405', () => {
+    for (const [path, method, allow] of [['/pets', 'get', 'GET, POST'], ['/pets', 'post', 'GET, POST'], ['/pets/{petId}', 'get', 'GET']] as const) {
+      for (const [status, response] of Object.entries(document.paths[path][method].responses as Record<string, any>)) {
+        if (Number(status) < 400) continue
+        const example = response.content['application/json'].example
+        assert.equal(example.status, Number(status), `${method} ${path} ${status}`)
+      }
+      const notAllowed = document.paths[path][method].responses['405']
+      assert.ok(notAllowed.headers.Allow, `${method} ${path} 405 Allow`)
+      assert.match(notAllowed.content['application/json'].example.message, new RegExp(`; use ${allow}$`))
+    }
   })
 
   it('publishes the validation rules: limit 1..100 default 20, status enum, int64 ids, strict bodies', () => {

@@ -1,6 +1,7 @@
 import { createReadStream, statSync } from 'node:fs'
 import type { Command } from 'commander'
 import { isAppError } from '../../domain/errors.js'
+import { decodeUtf8 } from '../../http/json-body.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
 import { CliError } from '../errors.js'
@@ -8,6 +9,8 @@ import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } fr
 import { parsePetLine } from '../pet-lines.js'
 import { reportDone, startProgress } from '../progress.js'
 import { withStore } from '../with-store.js'
+
+const NEWLINE = 0x0a
 
 interface Source {
   stream: NodeJS.ReadableStream & { bytesRead?: number }
@@ -26,7 +29,7 @@ function openSource (file: string): Source {
     if (err instanceof CliError) throw err
     throw new CliError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
   }
-  return { stream: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), size }
+  return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size }
 }
 
 /**
@@ -57,11 +60,13 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
     batchStart = lineNumber + 1
     progress.update(source.stream.bytesRead ?? 0, loaded)
   }
-  const take = (line: string): void => {
+  const take = (bytes: Buffer): void => {
     lineNumber++
-    const text = line.endsWith('\r') ? line.slice(0, -1) : line
-    if (text.trim() === '') return
     try {
+      // Strict, as the API decodes a body: invalid UTF-8 is refused, never stored as U+FFFD.
+      const line = decodeUtf8(bytes)
+      const text = line.endsWith('\r') ? line.slice(0, -1) : line
+      if (text.trim() === '') return
       batch.push(parsePetLine(text))
     } catch (err) {
       if (!isAppError(err)) throw err
@@ -70,16 +75,19 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
   }
 
   try {
-    let rest = ''
+    // Split as bytes: a newline byte is never inside a UTF-8 sequence, but a chunk's end may be.
+    let rest: Buffer = Buffer.alloc(0)
     for await (const chunk of source.stream) {
-      const lines = (rest + String(chunk)).split('\n')
-      rest = lines.pop()!
-      for (const line of lines) {
-        take(line)
+      const bytes = rest.length === 0 ? chunk as Buffer : Buffer.concat([rest, chunk as Buffer])
+      let start = 0
+      for (let end = bytes.indexOf(NEWLINE); end !== -1; end = bytes.indexOf(NEWLINE, start)) {
+        take(bytes.subarray(start, end))
+        start = end + 1
         if (batch.length >= batchSize) await flush()
       }
+      rest = bytes.subarray(start)
     }
-    if (rest !== '') take(rest)
+    if (rest.length > 0) take(rest)
     await flush()
   } finally {
     progress.stop()

@@ -2,7 +2,7 @@
  * Bearer API keys (RFC 6750) on everything under /v1 but the OpenAPI document,
  * unknown routes and methods included.
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { ApiKeyVerifier, Caller } from '../../domain/api-keys.js'
 import { AppError } from '../../domain/errors.js'
 
@@ -22,21 +22,26 @@ export function requiresKey (url: string): boolean {
   return (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
 }
 
-export function registerAuth (app: FastifyInstance, verifier: ApiKeyVerifier): void {
-  app.decorateRequest('caller', undefined)
+/**
+ * The auth hook: 401 unless the request carries one valid bearer key. Also run for
+ * what the router refuses (src/http/error-handler.ts), so a bad URL is a 401 first too.
+ * @example app.addHook('onRequest', authenticate(verifier))
+ */
+export function authenticate (verifier: ApiKeyVerifier): onRequestHookHandler {
   // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
-  app.addHook('onRequest', (request, _reply, done) => {
+  return (request, _reply, done) => {
     if (!requiresKey(request.url)) return done()
-    const header = request.headers.authorization
-    const token = header === undefined ? undefined : BEARER.exec(header)?.[1]
+    // Two Authorization headers are malformed credentials, even when one of them is right.
+    const sent = request.raw.headersDistinct.authorization
+    const token = sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
     if (token === undefined) {
-      throw new AppError('unauthorized', 'Authorization: send the API key as Authorization: Bearer <key>',
+      throw new AppError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
     const caller = verifier.verify(token)
     if (caller instanceof Promise) caller.then((found) => done(admit(request, found)), done)
     else done(admit(request, caller))
-  })
+  }
 }
 
 /** Sets the caller; a key that matched nothing is the 401 to answer. */

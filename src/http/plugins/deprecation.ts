@@ -3,7 +3,7 @@
  * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
  * sunset instant on the operation answers 410 Gone.
  */
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import { baseUrlOf, docsUrlOf } from '../public-url.js'
 
@@ -21,10 +21,13 @@ export interface DeprecationOptions {
   now: () => Date
 }
 
-/** Registered before auth, so that a 401 carries the headers too. */
-export function registerDeprecationHeaders (app: FastifyInstance, options: DeprecationOptions): void {
+/**
+ * Run before the request checks and auth, so that their 400, 414, 431 and 401 carry the headers too.
+ * @example app.addHook('onRequest', deprecationHeaders({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
+ */
+export function deprecationHeaders (options: DeprecationOptions): onRequestHookHandler {
   const sunset = options.sunset.toUTCString()
-  app.addHook('onRequest', (request, reply, done) => {
+  return (request, reply, done) => {
     const deprecatedAt = request.routeOptions.config.deprecatedAt
     if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
@@ -32,7 +35,7 @@ export function registerDeprecationHeaders (app: FastifyInstance, options: Depre
     reply.header('sunset', sunset)
     reply.header('link', `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`)
     done()
-  })
+  }
 }
 
 /** Registered after auth: 410 only for a caller with a valid key. */

@@ -4,7 +4,7 @@
  * instance. Headers of the IETF httpapi RateLimit draft on every authenticated
  * response; 429 with Retry-After past the quota.
  */
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis as RedisClient } from 'ioredis'
 import type { Logger } from 'pino'
 import { AppError } from '../../domain/errors.js'
@@ -96,22 +96,21 @@ export interface RateLimitOptions {
   /** Requests per window per key (RATE_LIMIT; 0 means the plugin is not registered). */
   limit: number
   counter: RateCounter
-  logger: Logger
 }
 
 /**
  * Registered after auth: only callers with a valid key are counted.
- * @example registerRateLimit(app, { limit: 6000, counter: memoryCounter(), logger })
+ * @example registerRateLimit(app, { limit: 6000, counter: memoryCounter() })
  */
-export function registerRateLimit (app: FastifyInstance, { limit, counter, logger }: RateLimitOptions): void {
+export function registerRateLimit (app: FastifyInstance, { limit, counter }: RateLimitOptions): void {
   app.addHook('onClose', async () => { await counter.close() })
   const policy = `"default";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`
   let lastWarning = 0
   // Fail open: an outage of the counter must not take the API down with it.
-  const failOpen = (err: unknown): undefined => {
+  const failOpen = (request: FastifyRequest, err: unknown): undefined => {
     if (Date.now() - lastWarning > WARN_EVERY_MS) {
       lastWarning = Date.now()
-      logger.warn({ err: { message: (err as Error).message } }, 'rate limit counter unavailable; requests are not limited')
+      request.log.warn({ err: { message: (err as Error).message } }, 'rate limit counter unavailable; requests are not limited')
     }
     return undefined
   }
@@ -130,9 +129,9 @@ export function registerRateLimit (app: FastifyInstance, { limit, counter, logge
     try {
       window = counter.hit(request.caller.keyHash)
     } catch (err) {
-      return done(failOpen(err))
+      return done(failOpen(request, err))
     }
-    if (window instanceof Promise) window.then((counted) => done(apply(reply, counted)), (err: unknown) => done(failOpen(err)))
+    if (window instanceof Promise) window.then((counted) => done(apply(reply, counted)), (err: unknown) => done(failOpen(request, err)))
     else done(apply(reply, window))
   })
 }

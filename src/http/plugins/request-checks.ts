@@ -1,38 +1,53 @@
 /**
  * Protocol checks Node's parser leaves to the application, run before auth like
- * the parser's own: the request target's length, the headers' size, Host, and
+ * the parser's own: Host, the request target's length, the headers' size, and
  * headers that must come once.
  */
-import type { FastifyInstance } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../error-handler.js'
 
 const MAX_HEADER_FIELDS = 500
 
-// Two values of these would be read differently by different components (RFC 9110 §5.3).
-const SINGLE_HEADERS = ['host', 'authorization', 'content-type', 'idempotency-key'] as const
+// Two values of these would be read differently by different components (RFC 9110 §5.3);
+// two Authorization headers are malformed credentials, a 401 of the auth hook.
+const SINGLE_HEADERS = ['host', 'content-type', 'idempotency-key'] as const
 
-/** @example registerRequestChecks(app) // after the request id, before auth */
-export function registerRequestChecks (app: FastifyInstance): void {
-  app.addHook('onRequest', (request, _reply, done) => {
-    if (Buffer.byteLength(request.raw.url ?? '') > URL_LIMIT_BYTES) {
-      throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
-    }
-    // Node's parser lets some long lists of small headers through, and keeps only the first
-    // 1000 of them: count both bytes and fields here.
-    const raw = request.raw.rawHeaders
-    let headerBytes = 0
-    for (const field of raw) headerBytes += field.length + 2
-    if (headerBytes > HEADER_LIMIT_BYTES || raw.length > 2 * MAX_HEADER_FIELDS) {
-      throw new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
-    }
-    const headers = request.raw.headersDistinct
-    if (request.raw.httpVersion === '1.1' && headers.host === undefined) {
-      throw new AppError('validation_failed', 'Host: is required in HTTP/1.1')
-    }
-    for (const name of SINGLE_HEADERS) {
-      if ((headers[name]?.length ?? 0) > 1) throw new AppError('validation_failed', `${name}: must be sent once`)
-    }
-    done()
-  })
+// Host flows into Link, Location and the OpenAPI servers: only host[:port] (RFC 3986
+// reg-name or IPv4) or [IPv6][:port], so no client can forge a link through it.
+const HOST = /^(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
+
+/**
+ * Checked before anything builds a URL from Host (the deprecation Link included).
+ * @example app.addHook('onRequest', checkHost) // after the request id, before the deprecation headers
+ */
+export const checkHost: onRequestHookHandler = (request, _reply, done) => {
+  const host = request.raw.headersDistinct.host
+  if (request.raw.httpVersion === '1.1' && host === undefined) {
+    throw new AppError('validation_failed', 'Host: is required in HTTP/1.1')
+  }
+  if (host?.length === 1 && !HOST.test(host[0]!)) {
+    throw new AppError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
+  }
+  done()
+}
+
+/** @example app.addHook('onRequest', checkRequest) // after the deprecation headers, before auth */
+export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
+  if (Buffer.byteLength(request.raw.url ?? '') > URL_LIMIT_BYTES) {
+    throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+  }
+  // Node's parser lets some long lists of small headers through, and keeps only the first
+  // 1000 of them: count both bytes and fields here.
+  const raw = request.raw.rawHeaders
+  let headerBytes = 0
+  for (const field of raw) headerBytes += field.length + 2
+  if (headerBytes > HEADER_LIMIT_BYTES || raw.length > 2 * MAX_HEADER_FIELDS) {
+    throw new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+  }
+  const headers = request.raw.headersDistinct
+  for (const name of SINGLE_HEADERS) {
+    if ((headers[name]?.length ?? 0) > 1) throw new AppError('validation_failed', `${name}: must be sent once`)
+  }
+  done()
 }

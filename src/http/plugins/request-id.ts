@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -17,10 +17,11 @@ export function requestIdGenerator (mightBeApiKey: (text: string) => boolean) {
   }
 }
 
-/** Every response carries the id its log lines carry. */
-export function registerRequestId (app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
-    done()
-  })
+/**
+ * Every response carries the id its log lines carry.
+ * @example app.addHook('onRequest', stampRequestId)
+ */
+export const stampRequestId: onRequestHookHandler = (request, reply, done) => {
+  reply.header('x-request-id', request.id)
+  done()
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { requiresKey } from './auth.js'
 
 /**
@@ -9,9 +9,8 @@ import { requiresKey } from './auth.js'
 const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
 const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
 
-export function registerResponseHeaders (app: FastifyInstance): void {
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(requiresKey(request.url) ? BEHIND_KEY : PUBLIC)
-    done()
-  })
+/** @example app.addHook('onRequest', setResponseHeaders) */
+export const setResponseHeaders: onRequestHookHandler = (request, reply, done) => {
+  reply.headers(requiresKey(request.url) ? BEHIND_KEY : PUBLIC)
+  done()
 }

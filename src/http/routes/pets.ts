@@ -2,6 +2,7 @@
  * The three operations of the spec. Handlers read the validated input, call the
  * catalogue once, and reply.
  */
+import { METHODS } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue, PetPage } from '../../domain/pets.js'
@@ -58,6 +59,7 @@ const retryAfter = { 'Retry-After': Type.String({ description: 'Seconds to wait 
 /** Headers that come with an error status whatever the operation. */
 const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
   401: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key.' }) },
+  405: { Allow: Type.String({ description: 'The methods of the path: `GET, POST` on `/pets`, `GET` on `/pets/{petId}`.' }) },
   429: retryAfter,
   503: retryAfter
 }
@@ -65,7 +67,18 @@ const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
 const COMMON_ERRORS: Record<number, ErrorDoc> = {
   401: { code: 'unauthorized', when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
   429: { code: 'rate_limited', when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
-  503: { code: 'unavailable', when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' }
+  503: { code: 'unavailable', when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
+  414: { code: 'uri_too_long', when: 'The request target is over 8 KiB (`uri_too_long`).', example: 'request target: must be at most 8192 bytes' },
+  431: { code: 'headers_too_large', when: 'The request headers are over 16 KiB or 500 fields (`headers_too_large`).', example: 'headers: must be at most 16384 bytes in all' },
+  500: { code: 'internal_error', when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
+}
+
+/** Answered before the operation runs: another method on its path, or a client too slow to send its request. */
+function outsideErrors (path: string, allow: string): Record<number, ErrorDoc> {
+  return {
+    405: { code: 'method_not_allowed', when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: `DELETE: is not allowed on ${path}; use ${allow}` },
+    408: { code: 'request_timeout', when: 'The headers took over 10 s, or the whole request over 30 s (`request_timeout`).', example: 'request: headers must arrive within 10 s and the whole request within 30 s' }
+  }
 }
 
 const rateLimitHeaders = {
@@ -114,7 +127,8 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         },
         ...errors({
           400: { code: 'validation_failed', when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
-          ...COMMON_ERRORS
+          ...COMMON_ERRORS,
+          ...outsideErrors('/v1/pets', 'GET, POST')
         })
       }
     }
@@ -171,6 +185,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         ...errors({
           400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
           ...COMMON_ERRORS,
+          ...outsideErrors('/v1/pets', 'GET, POST'),
           409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
           413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
           415: { code: 'unsupported_media_type', when: 'The body is not `application/json` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
@@ -198,21 +213,29 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       params: PetParams,
       response: {
         200: { ...Pet, description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders } },
-        // Every response of getPet carries the deprecation headers, errors included.
+        // Every response of getPet carries the deprecation headers, errors included (not those answered outside it).
         ...errors({
           400: { code: 'validation_failed', when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
           ...COMMON_ERRORS,
           404: { code: 'not_found', when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
           410: { code: 'gone', when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
-        }, deprecationHeaders)
+        }, deprecationHeaders),
+        ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
       }
     }
   }, async (request) => catalogue.getPet(request.params.petId))
 
-  // Known paths, other methods: 405 with Allow (after auth, like every route under /v1).
-  for (const [url, allow] of [['/v1/pets', 'GET, POST'], ['/v1/pets/:petId', 'GET']] as const) {
+  // Known paths, every other method: 405 with Allow (after auth, like every route under /v1).
+  // Fastify routes only the common methods; Node parses more (PROPFIND, LOCK, …), so all are added,
+  // but CONNECT, which never reaches a route (src/app.ts answers it). Only POST takes a body here:
+  // the others are routed without reading one, so a 405 comes whatever they send.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && method !== 'POST') app.addHttpMethod(method, { overrideExisting: true })
+  }
+  for (const [url, allowed] of [['/v1/pets', ['GET', 'POST']], ['/v1/pets/:petId', ['GET']]] as const) {
+    const allow = allowed.join(', ')
     app.route({
-      method: ['PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', ...(allow.includes('POST') ? [] : ['POST'])],
+      method: app.supportedMethods.filter((method) => !(allowed as readonly string[]).includes(method)),
       url,
       schema: { hide: true },
       config: { operation: 'methodNotAllowed' },

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict'
+import { after, before, describe, it } from 'node:test'
+import { AUTH, TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { rawRequest } from '../hardening/raw-http.js'
+
+for (const backend of backends()) {
+  describe(`${backend.name}: auth comes first`, { skip: backend.skip }, () => {
+    let server: TestServer
+    before(async () => { server = await startTestServer({ backend: backend.name }) })
+    after(async () => { await server.close() })
+
+    it('answers 401 with the plain challenge to bad percent-encoding without a key', async () => {
+      const response = await fetch(`${server.api}/pets/%ZZ`)
+      assert.equal(response.status, 401)
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="petstore"')
+      assert.equal(response.headers.get('cache-control'), 'no-store')
+      assert.ok(response.headers.get('x-request-id'))
+      assert.equal((await errorBody(response)).code, 'unauthorized')
+    })
+
+    it('answers 401 invalid_token to bad percent-encoding with an unknown key', async () => {
+      const response = await fetch(`${server.api}/pets/%ZZ`, { headers: { authorization: 'Bearer unknown-key-0123456789abcdef' } })
+      assert.equal(response.status, 401)
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="petstore", error="invalid_token"')
+      assert.equal((await errorBody(response)).code, 'unauthorized')
+    })
+
+    it('answers 400 to bad percent-encoding with a valid key', async () => {
+      const response = await fetch(`${server.api}/pets/%ZZ`, { headers: AUTH })
+      assert.equal(response.status, 400)
+      assert.equal((await errorBody(response)).code, 'validation_failed')
+    })
+
+    it('answers 401 with the plain challenge to Authorization sent twice, even when one is valid', async () => {
+      for (const second of [`Bearer ${TEST_KEY}`, 'Bearer unknown-key-0123456789abcdef']) {
+        const response = await rawRequest(server.origin,
+          `GET /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nAuthorization: ${second}\r\n\r\n`)
+        assert.equal(response.status, 401, response.body)
+        assert.equal(response.headers['www-authenticate'], 'Bearer realm="petstore"')
+        assert.equal(JSON.parse(response.body).code, 'unauthorized')
+      }
+    })
+  })
+}
