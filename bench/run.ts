@@ -78,7 +78,7 @@ async function compareTargets (context: Context, seededDb: string, jsonSeed: str
       const api = apiWorkload(workload, API_KEY, options.animals)
       copyDatabase(seededDb, runDb)
       await measure(context, { group: 'main', target: 'service', workload, spec: api, loadCpus }, async () =>
-        await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+        await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
       await measure(context, { group: 'main', target: 'ceiling', workload, spec: api, loadCpus }, async () =>
         await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
       if (jsonSeed === undefined) continue
@@ -100,7 +100,7 @@ async function compareWorkers (context: Context, seededDb: string): Promise<void
       for (const workers of [1, 2]) {
         copyDatabase(seededDb, runDb)
         await measure(context, { group: 'workers', target: `WORKERS=${workers}`, workload, spec: apiWorkload(workload, API_KEY, options.animals), loadCpus: undefined }, async () =>
-          await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers, cpus: undefined }))
+          await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers, cpus: undefined }))
       }
     }
   }
@@ -117,7 +117,7 @@ async function fillScaleDatabases (context: Context): Promise<Array<ScaleSize & 
   for (const animals of context.options.sizes) {
     const path = join(context.work, `scale-${animals}.db`)
     progress(`filling ${animals} animals with petstore ${seed ? 'seed' : 'import'}`)
-    const loadSeconds = seed ? await seedAnimals(ROOT, path, animals) : await importAnimals(ROOT, path, animals, context.work)
+    const loadSeconds = seed ? await seedAnimals(ROOT, path, animals) : await importAnimals(ROOT, `sqlite:${path}`, animals, context.work)
     const cursors = await deepCursors(path, animals, DEEP_CURSORS)
     const databaseBytes = statSync(path).size + (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
     filled.push({ animals, loadedBy: seed ? 'seed' : 'import', loadSeconds, databaseBytes, path, cursors })
@@ -137,7 +137,7 @@ async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: st
           ? { method: 'GET', path: '/v1/pets?limit=20', paths: size.cursors.map((cursor) => `/v1/pets?limit=20&cursor=${cursor}`), headers }
           : apiWorkload(workload, API_KEY, size.animals)
         await measure(context, { group: 'scale', target: String(size.animals), workload, spec, loadCpus }, async () =>
-          await startService({ root: ROOT, databasePath: size.path, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+          await startService({ root: ROOT, databaseUrl: `sqlite:${size.path}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
       }
     }
   }
@@ -173,7 +173,7 @@ async function bench (options: BenchOptions, work: string, running: Set<Target>)
   }
   progress(`filling ${options.animals} animals with petstore import`)
   const seededDb = join(work, 'seeded.db')
-  await importAnimals(ROOT, seededDb, options.animals, work)
+  await importAnimals(ROOT, `sqlite:${seededDb}`, options.animals, work)
   const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
   let jsonSeed: string | undefined
   if (options.jsonServer) {
