@@ -10,7 +10,7 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, writeJsonServerDb } from './fixtures.js'
-import { detectLoadTool, runLoad, type LoadSpec, type LoadTool } from './load.js'
+import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { renderReport, type ScaleSize } from './report.js'
@@ -51,20 +51,37 @@ async function npmRunBuild (): Promise<void> {
   if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
 }
 
-/** Starts a target, warms it up, measures it, notes its peak RSS, and stops it. */
-async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, start: () => Promise<Target>): Promise<void> {
+/**
+ * Starts a target (or several instances, the connections split between them and
+ * loaded at once, one load process each), warms it up, measures it, notes its
+ * peak RSS (summed over the instances), and stops it.
+ */
+async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, ...starts: Array<() => Promise<Target>>): Promise<void> {
   const { options } = context
-  const target = await start()
-  context.running.add(target)
+  const targets: Target[] = []
   try {
-    const load = { tool: context.tool, origin: target.origin, connections: options.connections, cpus: run.loadCpus, workDir: context.work }
-    if (options.warmup > 0) await runLoad(run.spec, { ...load, seconds: options.warmup })
-    const result = await runLoad(run.spec, { ...load, seconds: options.duration })
-    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes: target.peakRss() })
+    for (const start of starts) {
+      const target = await start()
+      targets.push(target)
+      context.running.add(target)
+    }
+    const loads = targets.map((target, index) => {
+      // A directory per load process: each writes its own Lua script.
+      const workDir = join(context.work, `load-${index}`)
+      mkdirSync(workDir, { recursive: true })
+      const connections = Math.floor(options.connections / targets.length) + (index < options.connections % targets.length ? 1 : 0)
+      return { tool: context.tool, origin: target.origin, connections, cpus: run.loadCpus, workDir }
+    })
+    const loadAll = async (seconds: number): Promise<LoadResult> =>
+      combineResults(await Promise.all(loads.map(async (load) => await runLoad(run.spec, { ...load, seconds }))))
+    if (options.warmup > 0) await loadAll(options.warmup)
+    const result = await loadAll(options.duration)
+    const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
+    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes })
     progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
   } finally {
-    await target.stop()
-    context.running.delete(target)
+    await Promise.all(targets.map(async (target) => await target.stop()))
+    for (const target of targets) context.running.delete(target)
   }
 }
 
