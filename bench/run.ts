@@ -13,10 +13,11 @@ import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, 
 import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
-import { renderReport, type ScaleSize } from './report.js'
+import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
 import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
+import { createSchema } from '../test/postgres-schema.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
@@ -123,6 +124,41 @@ async function compareWorkers (context: Context, seededDb: string): Promise<void
   }
 }
 
+/**
+ * The deployment shapes, interleaved within each run: one process and WORKERS=2 on
+ * SQLite, then one and two instances on PostgreSQL, each run on a schema of its own
+ * filled with the same animals and dropped after it (so creates never pile up).
+ */
+async function compareDeployments (context: Context, seededDb: string): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const runDb = join(work, 'run.db')
+  const service = (databaseUrl: string, workers: number, cpus: string | undefined, instance = 0) => async (): Promise<Target> =>
+    await startService({ root: ROOT, databaseUrl, apiKey: API_KEY, logFile: join(work, `service-${instance}.log`), workers, cpus })
+  for (const workload of options.workloads) {
+    const spec = apiWorkload(workload, API_KEY, options.animals)
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`${workload} in each deployment shape, run ${run} of ${options.runs}`)
+      copyDatabase(seededDb, runDb)
+      await measure(context, { group: 'deployments', target: DEPLOYMENT_SHAPES[0], workload, spec, loadCpus }, service(`sqlite:${runDb}`, 1, serverCpus))
+      copyDatabase(seededDb, runDb)
+      await measure(context, { group: 'deployments', target: DEPLOYMENT_SHAPES[1], workload, spec, loadCpus: undefined }, service(`sqlite:${runDb}`, 2, undefined))
+      if (options.postgres === undefined) continue
+      for (const instances of [1, 2]) {
+        const schema = await createSchema(options.postgres, 'bench')
+        try {
+          await importAnimals(ROOT, schema.url, options.animals, work)
+          // One instance is pinned like the one process; two share both cores, as WORKERS=2 does.
+          const [shape, cpus, load] = instances === 1 ? [DEPLOYMENT_SHAPES[2], serverCpus, loadCpus] : [DEPLOYMENT_SHAPES[3], undefined, undefined]
+          const starts = Array.from({ length: instances }, (_, instance) => service(schema.url, 1, cpus, instance))
+          await measure(context, { group: 'deployments', target: shape, workload, spec, loadCpus: load }, ...starts)
+        } finally {
+          await schema.drop()
+        }
+      }
+    }
+  }
+}
+
 /** Fills one database per size (seed, or import for small sizes without it). */
 async function fillScaleDatabases (context: Context): Promise<Array<ScaleSize & { path: string, cursors: string[] }>> {
   const seed = hasSeedCommand(ROOT)
@@ -203,12 +239,14 @@ async function bench (options: BenchOptions, work: string, running: Set<Target>)
 
   await compareTargets(context, seededDb, jsonSeed, ceilingScript)
   if (options.workers) await compareWorkers(context, seededDb)
+  if (options.deployments) await compareDeployments(context, seededDb)
   if (options.scale) await scaleCurve(context, scaleSizes)
 
   const problems = problemsOf(context.measurements)
   const report = renderReport({
     facts,
-    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    // A password in --postgres stays out of the report.
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ').replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@'),
     options,
     tool,
     pinned,
