@@ -207,7 +207,7 @@ function deploymentsSection (input: ReportInput): string {
           `- ${DEPLOYMENT_SHAPES[3]}: two services (\`WORKERS=1\` each) on two ports, on the same schema; the connections split between them, ` +
             `one ${input.tool.name} each, started together; req/s summed, p99 the worse of the two. Nothing pinned.`,
           '- Each PostgreSQL run has a schema of its own (`CREATE SCHEMA bench_<random>`, `options=-c search_path=<schema>` in the URL), ' +
-            'filled by `petstore import`, migrated by the service at start, dropped after the run: creates never pile up from one run to the next.',
+            'migrated and filled by `petstore import`, dropped after the run: creates never pile up from one run to the next.',
           local
             ? '- PostgreSQL runs on this machine, unpinned, on the same cores as the services and the load generator: its work is counted against them.'
             : '- PostgreSQL runs on another host: its cores are not this machine\'s.'
