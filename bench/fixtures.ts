@@ -36,14 +36,15 @@ export function hasSeedCommand (root: string): boolean {
 }
 
 /**
- * Fills a new database with animals 1..count through `petstore import` (bench/animals.ts's animals).
+ * Fills a new database (`sqlite:PATH` or `postgres://…`) with animals 1..count through
+ * `petstore import` (bench/animals.ts's animals).
  * @returns the seconds the import took
  */
-export async function importAnimals (root: string, databasePath: string, count: number, workDir: string): Promise<number> {
+export async function importAnimals (root: string, databaseUrl: string, count: number, workDir: string): Promise<number> {
   const lines = join(workDir, `animals-${count}.jsonl`)
   await writeAnimalLines(lines, count)
   try {
-    return await runCli(root, ['import', lines, '--database-url', `sqlite:${databasePath}`])
+    return await runCli(root, ['import', lines, '--database-url', databaseUrl])
   } finally {
     rmSync(lines, { force: true })
   }

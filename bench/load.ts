@@ -153,6 +153,26 @@ async function runAutocannon (spec: LoadSpec, options: LoadOptions): Promise<Loa
 }
 
 /**
+ * One result for loads run together against several instances: requests and
+ * rates summed, errors summed, and the worse of their latencies (a client of the
+ * slower instance sees it).
+ * @example combineResults([a, b]).reqPerSec // a.reqPerSec + b.reqPerSec
+ */
+export function combineResults (results: LoadResult[]): LoadResult {
+  const sum = (figure: (result: LoadResult) => number): number => results.reduce((total, result) => total + figure(result), 0)
+  const worst = (figure: (result: LoadResult) => number): number => Math.max(...results.map(figure))
+  return {
+    requests: sum((result) => result.requests),
+    seconds: worst((result) => result.seconds),
+    reqPerSec: sum((result) => result.reqPerSec),
+    p50Ms: worst((result) => result.p50Ms),
+    p99Ms: worst((result) => result.p99Ms),
+    non2xx: sum((result) => result.non2xx),
+    socketErrors: sum((result) => result.socketErrors)
+  }
+}
+
+/**
  * Puts the workload on the target for `seconds` and returns what was measured.
  * @example const result = await runLoad({ method: 'GET', path: '/v1/pets?limit=20', headers }, options)
  */

@@ -17,6 +17,9 @@ export interface BenchOptions {
   scale: boolean
   sizes: readonly number[]
   workers: boolean
+  deployments: boolean
+  /** The PostgreSQL server of --deployments (--postgres, else TEST_DATABASE_URL); undefined skips its shapes. */
+  postgres: string | undefined
   smoke: boolean
   load: 'wrk' | 'autocannon' | undefined
   help: boolean
@@ -36,6 +39,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scale             adds the scale curve: list, deep-cursor list and get at each size
   --sizes N,N         sizes of the scale curve (default 10000,1000000,10000000)
   --workers           adds WORKERS=2 against WORKERS=1
+  --deployments       adds the deployment shapes: one process, WORKERS=2, one and two instances on PostgreSQL
+  --postgres URL      the PostgreSQL server of --deployments (default TEST_DATABASE_URL; neither: those shapes are skipped)
   --load TOOL         wrk or autocannon (default wrk when /usr/bin/wrk exists)
   --smoke             1 s runs, 0.5 s warm-up, 1 run, 200 animals, no json-server; report to a temporary directory
   --help              this text
@@ -60,11 +65,11 @@ function workloadsOf (raw: string | undefined): Workload[] {
 }
 
 /**
- * Parses the command line (after `npm run bench --`).
+ * Parses the command line (after `npm run bench --`); `env` gives TEST_DATABASE_URL.
  * @throws OptionsError `--runs: must be a positive integer`
  * @example parseBenchOptions(['--runs', '3', '--only', 'list,get']).workloads // ['list', 'get']
  */
-export function parseBenchOptions (argv: string[]): BenchOptions {
+export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   let values
   try {
     ({ values } = parseArgs({
@@ -79,6 +84,8 @@ export function parseBenchOptions (argv: string[]): BenchOptions {
         scale: { type: 'boolean', default: false },
         sizes: { type: 'string' },
         workers: { type: 'boolean', default: false },
+        deployments: { type: 'boolean', default: false },
+        postgres: { type: 'string' },
         load: { type: 'string' },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false }
@@ -90,6 +97,9 @@ export function parseBenchOptions (argv: string[]): BenchOptions {
   if (values.load !== undefined && values.load !== 'wrk' && values.load !== 'autocannon') {
     throw new OptionsError('--load: must be wrk or autocannon')
   }
+  if (values.postgres !== undefined && !/^postgres(ql)?:\/\//.test(values.postgres)) {
+    throw new OptionsError('--postgres: must be a postgres:// URL')
+  }
   const sizes = (values.sizes ?? '10000,1000000,10000000').split(',').map((size) => positive('sizes', size.trim(), 0, true))
   const smoke = values.smoke
   return Object.freeze({
@@ -99,11 +109,14 @@ export function parseBenchOptions (argv: string[]): BenchOptions {
     connections: positive('connections', values.connections, 50, true),
     workloads: Object.freeze(workloadsOf(values.only)),
     animals: smoke ? 200 : 10_000,
-    // The smoke run checks the harness, not the peer: no json-server, no scale, no workers.
+    // The smoke run checks the harness, not the peer: no json-server, no scale, no workers, no deployments.
     jsonServer: !smoke,
     scale: values.scale && !smoke,
     sizes: Object.freeze(sizes),
     workers: values.workers && !smoke,
+    deployments: values.deployments && !smoke,
+    // An empty variable counts as unset, as an unset one would in a shell test.
+    postgres: values.postgres ?? (env.TEST_DATABASE_URL === '' ? undefined : env.TEST_DATABASE_URL),
     smoke,
     load: values.load as BenchOptions['load'],
     help: values.help

@@ -40,6 +40,9 @@ const SCALE_REQUESTS: Record<typeof SCALE_WORKLOADS[number], string> = {
   get: '`GET /v1/pets/{id}`, id random in 1..N'
 }
 
+/** The shapes of docs/deployment.md measured by --deployments, in the report's order; the first is the base of the ratios. */
+export const DEPLOYMENT_SHAPES = ['one process, SQLite', 'WORKERS=2, SQLite', 'one instance, PostgreSQL', 'two instances, PostgreSQL'] as const
+
 /** @example rate(12345.6) // '12,346' */
 export function rate (value: number): string {
   return Math.round(value).toLocaleString('en-US')
@@ -77,7 +80,7 @@ function table (header: string[], rows: string[][]): string {
 function settings (input: ReportInput): string {
   const { options, tool, pinned } = input
   const pinning = pinned
-    ? 'each server pinned to core 0 and the load generator to core 1 (`taskset`), except in the WORKERS section'
+    ? 'each server pinned to core 0 and the load generator to core 1 (`taskset`), except in the WORKERS section and where a deployment shape runs two processes'
     : 'nothing pinned (`taskset` missing or a single core): server and load share the cores'
   return [
     `- Load: ${tool.name} ${tool.version}, ${options.connections} connections over loopback, ${pinning}.`,
@@ -164,6 +167,64 @@ function workersSection (input: ReportInput): string {
   ].join('\n')
 }
 
+/** Where the PostgreSQL server is, without its credentials: `127.0.0.1:5432/test`. */
+function serverOf (url: string): string {
+  const { host, pathname } = new URL(url)
+  return `${host}${pathname}`
+}
+
+function deploymentsSection (input: ReportInput): string {
+  const { options, pinned } = input
+  const postgres = options.postgres
+  const shapes = postgres === undefined ? DEPLOYMENT_SHAPES.slice(0, 2) : DEPLOYMENT_SHAPES
+  const at = (shape: string, workload: Workload): Summary | undefined => findSummary(input.summaries, 'deployments', shape, workload)
+  const cells = (figure: (summary: Summary) => number, show: (value: number) => string): string[][] => shapes.map((shape) => [
+    shape,
+    ...options.workloads.map((workload) => {
+      const summary = at(shape, workload)
+      const base = at(DEPLOYMENT_SHAPES[0], workload)
+      return summary === undefined ? '–' : `${show(figure(summary))} (${ratio(figure(summary), base === undefined ? undefined : figure(base))})`
+    })
+  ])
+  const failed = shapes.flatMap((shape) => options.workloads.flatMap((workload) => {
+    const summary = at(shape, workload)
+    return summary === undefined || (summary.non2xx === 0 && summary.socketErrors === 0) ? [] : [`${shape} on ${workload}: ${failures(summary)}`]
+  }))
+  const single = pinned ? 'pinned to core 0, the load generator to core 1 (as in the main comparison)' : 'not pinned (no `taskset` or a single core)'
+  const local = postgres !== undefined && /^(127\.|localhost|\[::1\])/.test(new URL(postgres).host)
+  return [
+    '## Deployment shapes',
+    '',
+    `The shapes of docs/deployment.md, each workload ${options.runs} time(s) per shape, shapes interleaved within each run; medians. ` +
+      `${options.connections} connections in all, the same ${options.animals.toLocaleString('en-US')} animals at the start of every run.`,
+    '',
+    `- ${DEPLOYMENT_SHAPES[0]}: the service as in the main comparison, ${single}.`,
+    `- ${DEPLOYMENT_SHAPES[1]}: a primary and two workers on one SQLite file; nothing pinned, the workers and the load generator share the cores.`,
+    ...(postgres === undefined
+      ? ['- **PostgreSQL shapes skipped**: neither `--postgres URL` nor `TEST_DATABASE_URL` was set.']
+      : [
+          `- ${DEPLOYMENT_SHAPES[2]}: one service (\`WORKERS=1\`) on PostgreSQL at ${serverOf(postgres)}, ${single}.`,
+          `- ${DEPLOYMENT_SHAPES[3]}: two services (\`WORKERS=1\` each) on two ports, on the same schema; the connections split between them, ` +
+            `one ${input.tool.name} each, started together; req/s summed, p99 the worse of the two. Nothing pinned.`,
+          '- Each PostgreSQL run has a schema of its own (`CREATE SCHEMA bench_<random>`, `options=-c search_path=<schema>` in the URL), ' +
+            'migrated and filled by `petstore import`, dropped after the run: creates never pile up from one run to the next.',
+          local
+            ? '- PostgreSQL runs on this machine, unpinned, on the same cores as the services and the load generator: its work is counted against them.'
+            : '- PostgreSQL runs on another host: its cores are not this machine\'s.'
+        ]),
+    '',
+    `### req/s (÷ ${DEPLOYMENT_SHAPES[0]})`,
+    '',
+    table(['shape', ...options.workloads], cells((summary) => summary.reqPerSec, rate)),
+    '',
+    `### p99 (÷ ${DEPLOYMENT_SHAPES[0]})`,
+    '',
+    table(['shape', ...options.workloads], cells((summary) => summary.p99Ms, ms)),
+    '',
+    failed.length === 0 ? 'No request failed.' : `Failed requests (non-2xx, socket errors): ${failed.join('; ')}.`
+  ].join('\n')
+}
+
 function scaleSection (input: ReportInput): string {
   const sizes = input.scaleSizes
   const smallest = sizes[0]!.animals
@@ -231,6 +292,7 @@ export function renderReport (input: ReportInput): string {
     goals(input)
   ]
   if (input.options.workers) sections.push('', workersSection(input))
+  if (input.options.deployments) sections.push('', deploymentsSection(input))
   if (input.scaleSizes.length > 0) sections.push('', scaleSection(input))
   if (input.problems.length > 0) sections.push('', '## Problems', '', input.problems.map((problem) => `- ${problem}`).join('\n'))
   return `${sections.join('\n')}\n`

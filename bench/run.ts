@@ -10,13 +10,14 @@ import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, writeJsonServerDb } from './fixtures.js'
-import { detectLoadTool, runLoad, type LoadSpec, type LoadTool } from './load.js'
+import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
-import { renderReport, type ScaleSize } from './report.js'
+import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
 import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
+import { createSchema } from '../test/postgres-schema.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
@@ -51,20 +52,37 @@ async function npmRunBuild (): Promise<void> {
   if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
 }
 
-/** Starts a target, warms it up, measures it, notes its peak RSS, and stops it. */
-async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, start: () => Promise<Target>): Promise<void> {
+/**
+ * Starts a target (or several instances, the connections split between them and
+ * loaded at once, one load process each), warms it up, measures it, notes its
+ * peak RSS (summed over the instances), and stops it.
+ */
+async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, ...starts: Array<() => Promise<Target>>): Promise<void> {
   const { options } = context
-  const target = await start()
-  context.running.add(target)
+  const targets: Target[] = []
   try {
-    const load = { tool: context.tool, origin: target.origin, connections: options.connections, cpus: run.loadCpus, workDir: context.work }
-    if (options.warmup > 0) await runLoad(run.spec, { ...load, seconds: options.warmup })
-    const result = await runLoad(run.spec, { ...load, seconds: options.duration })
-    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes: target.peakRss() })
+    for (const start of starts) {
+      const target = await start()
+      targets.push(target)
+      context.running.add(target)
+    }
+    const loads = targets.map((target, index) => {
+      // A directory per load process: each writes its own Lua script.
+      const workDir = join(context.work, `load-${index}`)
+      mkdirSync(workDir, { recursive: true })
+      const connections = Math.floor(options.connections / targets.length) + (index < options.connections % targets.length ? 1 : 0)
+      return { tool: context.tool, origin: target.origin, connections, cpus: run.loadCpus, workDir }
+    })
+    const loadAll = async (seconds: number): Promise<LoadResult> =>
+      combineResults(await Promise.all(loads.map(async (load) => await runLoad(run.spec, { ...load, seconds }))))
+    if (options.warmup > 0) await loadAll(options.warmup)
+    const result = await loadAll(options.duration)
+    const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
+    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes })
     progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
   } finally {
-    await target.stop()
-    context.running.delete(target)
+    await Promise.all(targets.map(async (target) => await target.stop()))
+    for (const target of targets) context.running.delete(target)
   }
 }
 
@@ -78,7 +96,7 @@ async function compareTargets (context: Context, seededDb: string, jsonSeed: str
       const api = apiWorkload(workload, API_KEY, options.animals)
       copyDatabase(seededDb, runDb)
       await measure(context, { group: 'main', target: 'service', workload, spec: api, loadCpus }, async () =>
-        await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+        await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
       await measure(context, { group: 'main', target: 'ceiling', workload, spec: api, loadCpus }, async () =>
         await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
       if (jsonSeed === undefined) continue
@@ -100,7 +118,42 @@ async function compareWorkers (context: Context, seededDb: string): Promise<void
       for (const workers of [1, 2]) {
         copyDatabase(seededDb, runDb)
         await measure(context, { group: 'workers', target: `WORKERS=${workers}`, workload, spec: apiWorkload(workload, API_KEY, options.animals), loadCpus: undefined }, async () =>
-          await startService({ root: ROOT, databasePath: runDb, apiKey: API_KEY, logFile: join(work, 'service.log'), workers, cpus: undefined }))
+          await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers, cpus: undefined }))
+      }
+    }
+  }
+}
+
+/**
+ * The deployment shapes, interleaved within each run: one process and WORKERS=2 on
+ * SQLite, then one and two instances on PostgreSQL, each run on a schema of its own
+ * filled with the same animals and dropped after it (so creates never pile up).
+ */
+async function compareDeployments (context: Context, seededDb: string): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const runDb = join(work, 'run.db')
+  const service = (databaseUrl: string, workers: number, cpus: string | undefined, instance = 0) => async (): Promise<Target> =>
+    await startService({ root: ROOT, databaseUrl, apiKey: API_KEY, logFile: join(work, `service-${instance}.log`), workers, cpus })
+  for (const workload of options.workloads) {
+    const spec = apiWorkload(workload, API_KEY, options.animals)
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`${workload} in each deployment shape, run ${run} of ${options.runs}`)
+      copyDatabase(seededDb, runDb)
+      await measure(context, { group: 'deployments', target: DEPLOYMENT_SHAPES[0], workload, spec, loadCpus }, service(`sqlite:${runDb}`, 1, serverCpus))
+      copyDatabase(seededDb, runDb)
+      await measure(context, { group: 'deployments', target: DEPLOYMENT_SHAPES[1], workload, spec, loadCpus: undefined }, service(`sqlite:${runDb}`, 2, undefined))
+      if (options.postgres === undefined) continue
+      for (const instances of [1, 2]) {
+        const schema = await createSchema(options.postgres, 'bench')
+        try {
+          await importAnimals(ROOT, schema.url, options.animals, work)
+          // One instance is pinned like the one process; two share both cores, as WORKERS=2 does.
+          const [shape, cpus, load] = instances === 1 ? [DEPLOYMENT_SHAPES[2], serverCpus, loadCpus] : [DEPLOYMENT_SHAPES[3], undefined, undefined]
+          const starts = Array.from({ length: instances }, (_, instance) => service(schema.url, 1, cpus, instance))
+          await measure(context, { group: 'deployments', target: shape, workload, spec, loadCpus: load }, ...starts)
+        } finally {
+          await schema.drop()
+        }
       }
     }
   }
@@ -117,7 +170,7 @@ async function fillScaleDatabases (context: Context): Promise<Array<ScaleSize & 
   for (const animals of context.options.sizes) {
     const path = join(context.work, `scale-${animals}.db`)
     progress(`filling ${animals} animals with petstore ${seed ? 'seed' : 'import'}`)
-    const loadSeconds = seed ? await seedAnimals(ROOT, path, animals) : await importAnimals(ROOT, path, animals, context.work)
+    const loadSeconds = seed ? await seedAnimals(ROOT, path, animals) : await importAnimals(ROOT, `sqlite:${path}`, animals, context.work)
     const cursors = await deepCursors(path, animals, DEEP_CURSORS)
     const databaseBytes = statSync(path).size + (existsSync(`${path}-wal`) ? statSync(`${path}-wal`).size : 0)
     filled.push({ animals, loadedBy: seed ? 'seed' : 'import', loadSeconds, databaseBytes, path, cursors })
@@ -137,7 +190,7 @@ async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: st
           ? { method: 'GET', path: '/v1/pets?limit=20', paths: size.cursors.map((cursor) => `/v1/pets?limit=20&cursor=${cursor}`), headers }
           : apiWorkload(workload, API_KEY, size.animals)
         await measure(context, { group: 'scale', target: String(size.animals), workload, spec, loadCpus }, async () =>
-          await startService({ root: ROOT, databasePath: size.path, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+          await startService({ root: ROOT, databaseUrl: `sqlite:${size.path}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
       }
     }
   }
@@ -173,7 +226,7 @@ async function bench (options: BenchOptions, work: string, running: Set<Target>)
   }
   progress(`filling ${options.animals} animals with petstore import`)
   const seededDb = join(work, 'seeded.db')
-  await importAnimals(ROOT, seededDb, options.animals, work)
+  await importAnimals(ROOT, `sqlite:${seededDb}`, options.animals, work)
   const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
   let jsonSeed: string | undefined
   if (options.jsonServer) {
@@ -186,12 +239,14 @@ async function bench (options: BenchOptions, work: string, running: Set<Target>)
 
   await compareTargets(context, seededDb, jsonSeed, ceilingScript)
   if (options.workers) await compareWorkers(context, seededDb)
+  if (options.deployments) await compareDeployments(context, seededDb)
   if (options.scale) await scaleCurve(context, scaleSizes)
 
   const problems = problemsOf(context.measurements)
   const report = renderReport({
     facts,
-    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' '),
+    // A password in --postgres stays out of the report.
+    command: ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ').replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@'),
     options,
     tool,
     pinned,

@@ -163,7 +163,8 @@ export async function startProcess (name: string, placement: Placement, specFor:
 
 export interface ServiceOptions extends Placement {
   root: string
-  databasePath: string
+  /** `sqlite:PATH` or `postgres://…` */
+  databaseUrl: string
   apiKey: string
   workers: number
 }
@@ -181,13 +182,13 @@ export function startArguments (root: string): string[] {
 
 /**
  * The service as it ships (`npm start`), logs on, rate limit off.
- * @example const service = await startService({ root, databasePath, apiKey, logFile, workers: 1, cpus: '0' })
+ * @example const service = await startService({ root, databaseUrl: `sqlite:${path}`, apiKey, logFile, workers: 1, cpus: '0' })
  */
 export async function startService (options: ServiceOptions): Promise<Target> {
   return await startProcess('the service', options, (port) => ({
     args: startArguments(options.root),
     env: {
-      DATABASE_URL: `sqlite:${options.databasePath}`,
+      DATABASE_URL: options.databaseUrl,
       PETSTORE_API_KEYS: options.apiKey,
       RATE_LIMIT: '0',
       LOG_LEVEL: 'info',

@@ -6,14 +6,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
+import { createSchema } from './postgres-schema.js'
 
 export const TEST_KEY = 'test-key-0123456789abcdef'
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
@@ -54,22 +53,7 @@ export async function createTestDatabase (backend: Backend['name']): Promise<Tes
   }
   const adminUrl = process.env.TEST_DATABASE_URL
   if (adminUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
-  const schema = `test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`CREATE SCHEMA ${schema}`)
-  await admin.end()
-  const url = new URL(adminUrl)
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.href,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`DROP SCHEMA ${schema} CASCADE`)
-      await client.end()
-    }
-  }
+  return await createSchema(adminUrl, 'test')
 }
 
 export interface TestServer {
