@@ -56,29 +56,20 @@ export function openSqliteStore (path: string): Store {
     sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).get(id) as PetRow | undefined
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
-  const importPets = db.transaction((pets: Pet[]) => {
+  const batchedInsert = <T>(columns: string, valuesOf: (item: T) => unknown[]) => db.transaction((items: T[]) => {
+    const manyRows = sql(insertPetsSql(IMPORT_ROWS, columns))
     const values: unknown[] = []
     let i = 0
-    for (; i + IMPORT_ROWS <= pets.length; i += IMPORT_ROWS) {
+    for (; i + IMPORT_ROWS <= items.length; i += IMPORT_ROWS) {
       values.length = 0
-      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(pets[j]!.id, pets[j]!.name, pets[j]!.categoryId, pets[j]!.status)
-      sql(insertPetsSql(IMPORT_ROWS)).run(values)
+      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(...valuesOf(items[j]!))
+      manyRows.run(values)
     }
-    for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
+    for (const item of items.slice(i)) sql(insertPetsSql(1, columns)).run(valuesOf(item))
   })
-
-  // The same batching without ids: INTEGER PRIMARY KEY hands out max(id) + 1, as createPets does.
-  const insertPets = db.transaction((pets: NewPetRecord[]) => {
-    const insertRows = sql(insertPetsSql(IMPORT_ROWS, NEW_PET_COLUMNS))
-    const values: unknown[] = []
-    let i = 0
-    for (; i + IMPORT_ROWS <= pets.length; i += IMPORT_ROWS) {
-      values.length = 0
-      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(pets[j]!.name, pets[j]!.categoryId, pets[j]!.status)
-      insertRows.run(values)
-    }
-    for (const pet of pets.slice(i)) sql(insertPetsSql(1, NEW_PET_COLUMNS)).run(pet.name, pet.categoryId, pet.status)
-  })
+  const importPets = batchedInsert<Pet>(PET_COLUMNS, (pet) => [pet.id, pet.name, pet.categoryId, pet.status])
+  // Without ids: INTEGER PRIMARY KEY hands out max(id) + 1, as createPets does.
+  const insertPets = batchedInsert<NewPetRecord>(NEW_PET_COLUMNS, (pet) => [pet.name, pet.categoryId, pet.status])
 
   const store: Store = {
     kind: 'sqlite',
