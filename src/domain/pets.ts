@@ -57,8 +57,9 @@ export class PetCatalogue {
     if (cached !== undefined) return cached
     // One row more than asked tells whether a next page exists.
     const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
-    const pets = rows.length <= limit ? rows : rows.slice(0, limit)
-    const next = rows.length <= limit ? undefined : this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status })
+    const more = rows.length > limit
+    const pets = more ? rows.slice(0, limit) : rows
+    const next = more ? this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) : undefined
     const page = { pets, next }
     if (version !== undefined) this.#pages.set(version, key, page)
     return page
