@@ -5,7 +5,7 @@
  * database, made by the service's own codec.
  */
 import { spawn, spawnSync } from 'node:child_process'
-import { copyFileSync, existsSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { CursorCodec } from '../src/domain/cursor.js'
 import { openStore } from '../src/store/open-store.js'
@@ -67,6 +67,26 @@ export function copyDatabase (from: string, to: string): void {
   for (const suffix of ['-wal', '-shm']) rmSync(`${to}${suffix}`, { force: true })
   copyFileSync(from, to)
   if (existsSync(`${from}-wal`)) copyFileSync(`${from}-wal`, `${to}-wal`)
+}
+
+/**
+ * Reads a database file (and its write-ahead log) once, so its pages are in the OS page
+ * cache, as they are on a server that has been answering for a while. This machine's host
+ * reclaims page cache it deems cold: right after `petstore seed` of 10 M animals, 204 MB of
+ * the 478 MB file were cached, and a random get then waits for the disk.
+ * @example warmPageCache(join(dir, 'scale-10000000.db'))
+ */
+export function warmPageCache (path: string): void {
+  const chunk = Buffer.allocUnsafe(1 << 20)
+  for (const file of [path, `${path}-wal`]) {
+    if (!existsSync(file)) continue
+    const fd = openSync(file, 'r')
+    try {
+      while (readSync(fd, chunk) > 0);
+    } finally {
+      closeSync(fd)
+    }
+  }
 }
 
 /**

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, wri
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, writeJsonServerDb } from './fixtures.js'
+import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, warmPageCache, writeJsonServerDb } from './fixtures.js'
 import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
@@ -189,6 +189,7 @@ async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: st
         const spec: LoadSpec = workload === 'deep-list'
           ? { method: 'GET', path: '/v1/pets?limit=20', paths: size.cursors.map((cursor) => `/v1/pets?limit=20&cursor=${cursor}`), headers }
           : apiWorkload(workload, API_KEY, size.animals)
+        warmPageCache(size.path)
         await measure(context, { group: 'scale', target: String(size.animals), workload, spec, loadCpus }, async () =>
           await startService({ root: ROOT, databaseUrl: `sqlite:${size.path}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
       }
