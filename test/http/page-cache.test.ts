@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
-import { backends, get, post, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, get, post, startTestServer, type TestServer } from '../helper.js'
+import { rawRequest } from '../hardening/raw-http.js'
 
 async function names (server: TestServer, query = '?limit=100'): Promise<string[]> {
   const response = await get(server, `/pets${query}`)
@@ -37,6 +38,16 @@ for (const backend of backends()) {
         first.store.listPets = listPets
       }
       assert.equal(reads, backend.name === 'sqlite' ? 1 : 3)
+    })
+
+    it('gives each caller the next link of its own Host, the page being the same', async () => {
+      await post(first, '/pets', { name: 'one', categoryId: 1 })
+      await post(first, '/pets', { name: 'two', categoryId: 1 })
+      for (const host of ['a.example', 'b.example:8443', 'a.example']) {
+        const response = await rawRequest(first.origin, `GET /v1/pets?limit=1 HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${TEST_KEY}\r\n\r\n`)
+        assert.equal(response.status, 200)
+        assert.match(String(response.headers.link), new RegExp(`^<http://${host.replace('.', '\\.')}/v1/pets\\?limit=1&cursor=[^>]+>; rel="next"$`))
+      }
     })
 
     it('shows an animal created through this instance on the next list', async () => {

@@ -107,7 +107,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
-  const bodies = new WeakMap<PetPage, string>()
+  const rendered = new WeakMap<PetPage, { body: string, base: string | undefined, link: string | undefined }>()
   app.decorateRequest('idempotencyKey', undefined)
   app.decorateRequest('releaseIdempotencyKey', undefined)
 
@@ -136,17 +136,23 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
     const { status, cursor } = request.query
     const limit = Number(request.query.limit ?? LIMIT_DEFAULT)
     const page = await catalogue.listPets({ limit, status, cursor })
+    // A page served again from the catalogue's cache is serialized once, by the route's own
+    // serializer, and its Link is built once per base address.
+    let sent = rendered.get(page)
+    if (sent === undefined) {
+      sent = { body: reply.serialize(page.pets) as string, base: undefined, link: undefined }
+      rendered.set(page, sent)
+    }
     if (page.next !== undefined) {
-      const next = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
-      reply.header('link', `<${baseUrlOf(request, publicBaseUrl)}/pets?${next}>; rel="next"`)
+      const base = baseUrlOf(request, publicBaseUrl)
+      if (sent.base !== base) {
+        const next = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
+        sent.link = `<${base}/pets?${next}>; rel="next"`
+        sent.base = base
+      }
+      reply.header('link', sent.link)
     }
-    // A page served again from the catalogue's cache is serialized once, by the route's own serializer.
-    let body = bodies.get(page)
-    if (body === undefined) {
-      body = reply.serialize(page.pets) as string
-      bodies.set(page, body)
-    }
-    return reply.type(JSON_TYPE).send(body)
+    return reply.type(JSON_TYPE).send(sent.body)
   })
 
   app.post<{ Body: NewPet }>('/v1/pets', {
