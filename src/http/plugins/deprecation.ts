@@ -27,13 +27,24 @@ export interface DeprecationOptions {
  */
 export function deprecationHeaders (options: DeprecationOptions): onRequestHookHandler {
   const sunset = options.sunset.toUTCString()
+  // The headers depend only on the route and the base address: the last ones made are kept.
+  let last: { deprecatedAt: Date, base: string, headers: Record<string, string> } | undefined
   return (request, reply, done) => {
     const deprecatedAt = request.routeOptions.config.deprecatedAt
     if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
-    reply.header('deprecation', `@${Math.floor(deprecatedAt.getTime() / 1000)}`)
-    reply.header('sunset', sunset)
-    reply.header('link', `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`)
+    if (last?.deprecatedAt !== deprecatedAt || last.base !== base) {
+      last = {
+        deprecatedAt,
+        base,
+        headers: {
+          deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
+          sunset,
+          link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+        }
+      }
+    }
+    reply.headers(last.headers)
     done()
   }
 }
