@@ -29,7 +29,11 @@ for (const backend of backends()) {
         const response = await rawRequest(server.origin,
           `POST /v1/pets HTTP/1.1\r\nHost: ${host}\r\n${AUTH_LINE}Content-Type: application/json\r\nContent-Length: 27\r\n\r\n{"name":"a","categoryId":1}`)
         assert.equal(response.status, 201, response.body)
-        assert.match(response.headers.location ?? '', new RegExp(`^http://${host.replace(/[.[\]]/g, '\\$&')}/v1/pets/[0-9]+$`))
+        const origin = `http://${host.replace(/[.[\]]/g, '\\$&')}`
+        assert.match(response.headers.location ?? '', new RegExp(`^${origin}/v1/pets/[0-9]+$`))
+        // getPet's deprecation Link too: the tests run one after the other, each Host after another one.
+        const deprecated = await rawRequest(server.origin, `GET /v1/pets/1 HTTP/1.1\r\nHost: ${host}\r\n${AUTH_LINE}\r\n`)
+        assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs>; rel="deprecation"; type="text/html", <${origin}/v1/pets>; rel="successor-version"$`))
       })
     }
   })
