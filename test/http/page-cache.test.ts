@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import Database from 'better-sqlite3'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
 import { TEST_KEY, backends, get, post, startTestServer, type TestServer } from '../helper.js'
@@ -11,7 +12,7 @@ async function names (server: TestServer, query = '?limit=100'): Promise<string[
 }
 
 for (const backend of backends()) {
-  describe(`${backend.name}: list pages served again from memory`, { skip: backend.skip }, () => {
+  describe(`${backend.name}: list pages and animals served again from memory`, { skip: backend.skip }, () => {
     let first: TestServer
     let second: TestServer
     before(async () => {
@@ -72,6 +73,34 @@ for (const backend of backends()) {
       }
       assert.deepEqual(await names(first), [...before, 'imported'])
       assert.deepEqual(await names(first, '?status=sold'), ['imported'])
+    })
+
+    it(backend.name === 'sqlite'
+      ? 'reads the same animal by id from the database once while nothing changes'
+      : 'reads every animal by id from the database', async () => {
+      const { id } = await (await post(first, '/pets', { name: 'by id', categoryId: 1 })).json() as { id: number }
+      const findPet = first.store.findPet.bind(first.store)
+      let reads = 0
+      first.store.findPet = async (petId) => { reads++; return await findPet(petId) }
+      try {
+        for (let i = 0; i < 3; i++) assert.equal((await (await get(first, `/pets/${id}`)).json() as { name: string }).name, 'by id')
+      } finally {
+        first.store.findPet = findPet
+      }
+      assert.equal(reads, backend.name === 'sqlite' ? 1 : 3)
+    })
+
+    it('serves an animal changed in the database by another connection as changed', { skip: backend.name !== 'sqlite' && 'SQLite only: PostgreSQL caches nothing' }, async () => {
+      const { id } = await (await post(first, '/pets', { name: 'before', categoryId: 1 })).json() as { id: number }
+      assert.equal((await (await get(first, `/pets/${id}`)).json() as { name: string }).name, 'before')
+      const other = new Database(first.database.url.slice('sqlite:'.length))
+      try {
+        other.prepare('UPDATE pets SET name = ? WHERE id = ?').run('after', id)
+      } finally {
+        other.close()
+      }
+      assert.equal((await (await get(first, `/pets/${id}`)).json() as { name: string }).name, 'after')
+      assert.equal((await (await get(second, `/pets/${id}`)).json() as { name: string }).name, 'after')
     })
   })
 }

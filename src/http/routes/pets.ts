@@ -108,6 +108,7 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
   const rendered = new WeakMap<PetPage, { body: string, base: string | undefined, link: string | undefined }>()
+  const bodies = new WeakMap<Pet, string>()
   app.decorateRequest('idempotencyKey', undefined)
   app.decorateRequest('releaseIdempotencyKey', undefined)
 
@@ -229,7 +230,16 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
       }
     }
-  }, async (request) => catalogue.getPet(request.params.petId))
+  }, async (request, reply) => {
+    const pet = await catalogue.getPet(request.params.petId)
+    // An animal served again from the catalogue's cache is serialized once.
+    let body = bodies.get(pet)
+    if (body === undefined) {
+      body = reply.serialize(pet) as string
+      bodies.set(pet, body)
+    }
+    return reply.type(JSON_TYPE).send(body)
+  })
 
   // Known paths, every other method: 405 with Allow (after auth, like every route under /v1).
   // Fastify routes only the common methods; Node parses more (PROPFIND, LOCK, …), so all are added,
