@@ -90,7 +90,8 @@ for (const backend of backends()) {
       assert.equal(reads, backend.name === 'sqlite' ? 1 : 3)
     })
 
-    it('serves an animal changed in the database by another connection as changed', { skip: backend.name !== 'sqlite' && 'SQLite only: PostgreSQL caches nothing' }, async () => {
+    // PostgreSQL caches nothing: the test above shows every get reads the database.
+    if (backend.name === 'sqlite') it('serves an animal changed in the database by another connection as changed', async () => {
       const { id } = await (await post(first, '/pets', { name: 'before', categoryId: 1 })).json() as { id: number }
       assert.equal((await (await get(first, `/pets/${id}`)).json() as { name: string }).name, 'before')
       const other = new Database(first.database.url.slice('sqlite:'.length))
