@@ -60,6 +60,11 @@ export function mib (bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)} MiB`
 }
 
+/** @example us(41.26) // '41 µs'; us(0) // 'n/a' */
+export function us (micros: number): string {
+  return micros === 0 ? 'n/a' : `${micros < 10 ? micros.toFixed(1) : Math.round(micros)} µs`
+}
+
 /** @example ratio(8, 10) // '0.80×'; ratio(134, 36597) // '0.0037×' */
 export function ratio (value: number | undefined, base: number | undefined): string {
   if (value === undefined || base === undefined || base === 0 || Number.isNaN(value) || Number.isNaN(base)) return '–'
@@ -102,12 +107,12 @@ function workloadSection (input: ReportInput, workload: Workload): string {
     const summary = get(target)
     if (summary === undefined) return []
     return [[
-      target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), failures(summary),
+      target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), us(summary.cpuUsPerRequest), failures(summary),
       ratio(summary.reqPerSec, ceiling?.reqPerSec), ratio(summary.p99Ms, ceiling?.p99Ms), ratio(summary.peakRssBytes, ceiling?.peakRssBytes),
-      ratio(summary.reqPerSec, peer?.reqPerSec)
+      ratio(summary.cpuUsPerRequest, ceiling?.cpuUsPerRequest), ratio(summary.reqPerSec, peer?.reqPerSec)
     ]]
   })
-  const header = ['target', 'req/s', 'p50', 'p99', 'peak RSS', 'non-2xx', 'req/s ÷ ceiling', 'p99 ÷ ceiling', 'RSS ÷ ceiling', '÷ json-server']
+  const header = ['target', 'req/s', 'p50', 'p99', 'peak RSS', 'CPU/req', 'non-2xx', 'req/s ÷ ceiling', 'p99 ÷ ceiling', 'RSS ÷ ceiling', 'CPU/req ÷ ceiling', '÷ json-server']
   const peerLine = input.options.jsonServer ? `\n\njson-server: ${JSON_SERVER_REQUESTS[workload]}.` : ''
   return `### ${workload}: ${WORKLOAD_REQUESTS[workload]}${peerLine}\n\n${table(header, rows)}`
 }

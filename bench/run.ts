@@ -55,7 +55,7 @@ async function npmRunBuild (): Promise<void> {
 /**
  * Starts a target (or several instances, the connections split between them and
  * loaded at once, one load process each), warms it up, measures it, notes its
- * peak RSS (summed over the instances), and stops it.
+ * peak RSS and its CPU time per request (summed over the instances), and stops it.
  */
 async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, ...starts: Array<() => Promise<Target>>): Promise<void> {
   const { options } = context
@@ -76,9 +76,12 @@ async function measure (context: Context, run: { group: string, target: string, 
     const loadAll = async (seconds: number): Promise<LoadResult> =>
       combineResults(await Promise.all(loads.map(async (load) => await runLoad(run.spec, { ...load, seconds }))))
     if (options.warmup > 0) await loadAll(options.warmup)
+    const cpuSeconds = (): number => targets.reduce((sum, target) => sum + target.cpuSeconds(), 0)
+    const cpuBefore = cpuSeconds()
     const result = await loadAll(options.duration)
+    const cpuUsPerRequest = result.requests > 0 ? (cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
     const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
-    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes })
+    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes, cpuUsPerRequest })
     progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
   } finally {
     await Promise.all(targets.map(async (target) => await target.stop()))

@@ -12,6 +12,8 @@ export interface Measurement {
   workload: string
   result: LoadResult
   peakRssBytes: number
+  /** CPU time of the target's processes during the measured seconds, divided by the requests answered. */
+  cpuUsPerRequest: number
 }
 
 /** The runs of one target and workload, reduced. */
@@ -24,6 +26,7 @@ export interface Summary {
   p50Ms: number
   p99Ms: number
   peakRssBytes: number
+  cpuUsPerRequest: number
   /** Summed over the runs, not a median: one failed request is one too many. */
   non2xx: number
   socketErrors: number
@@ -59,6 +62,7 @@ export function summarize (measurements: Measurement[]): Summary[] {
     p50Ms: median(runs.map((run) => run.result.p50Ms)),
     p99Ms: median(runs.map((run) => run.result.p99Ms)),
     peakRssBytes: median(runs.map((run) => run.peakRssBytes)),
+    cpuUsPerRequest: median(runs.map((run) => run.cpuUsPerRequest)),
     non2xx: runs.reduce((sum, run) => sum + run.result.non2xx, 0),
     socketErrors: runs.reduce((sum, run) => sum + run.result.socketErrors, 0)
   }))

@@ -18,6 +18,8 @@ export interface Target {
   pid: number
   /** Peak resident memory in bytes: VmHWM of the process plus that of each process it started (cluster workers). */
   peakRss: () => number
+  /** CPU seconds used so far, by the process and each process it started. */
+  cpuSeconds: () => number
   /** SIGTERM, then SIGKILL if it has not exited within 15 s. */
   stop: () => Promise<void>
 }
@@ -82,21 +84,48 @@ function highWaterMark (pid: string): number {
   }
 }
 
-/**
- * Peak RSS of a process and its descendants, summed (0 where /proc is absent).
- * @example peakRssOf(child.pid!) // 61_440_000
- */
-export function peakRssOf (pid: number): number {
-  let pids = [String(pid)]
+// Linux reports CPU time in ticks of 1/100 s (USER_HZ) on every architecture Node runs on.
+const TICKS_PER_SECOND = 100
+
+function cpuTicks (pid: string): number {
+  try {
+    // utime and stime: fields 14 and 15 of /proc/PID/stat, threads included.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return 0
+  }
+}
+
+/** A process and its descendants (cluster workers). */
+function processTree (pid: number): string[] {
+  const pids = [String(pid)]
   try {
     const parents = new Map(readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, parentOf(name)]))
     for (let i = 0; i < pids.length; i++) {
       for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child)
     }
   } catch {
-    pids = [String(pid)]
+    return [String(pid)]
   }
-  return pids.reduce((sum, each) => sum + highWaterMark(each), 0)
+  return pids
+}
+
+/**
+ * Peak RSS of a process and its descendants, summed (0 where /proc is absent).
+ * @example peakRssOf(child.pid!) // 61_440_000
+ */
+export function peakRssOf (pid: number): number {
+  return processTree(pid).reduce((sum, each) => sum + highWaterMark(each), 0)
+}
+
+/**
+ * CPU time used so far by a process and its descendants, in seconds (0 where /proc is absent).
+ * @example cpuSecondsOf(child.pid!) // 12.34
+ */
+export function cpuSecondsOf (pid: number): number {
+  return processTree(pid).reduce((sum, each) => sum + cpuTicks(each), 0) / TICKS_PER_SECOND
 }
 
 function tailOf (file: string): string {
@@ -158,7 +187,7 @@ export async function startProcess (name: string, placement: Placement, specFor:
     }
     await sleep(50)
   }
-  return { origin, pid: child.pid!, peakRss: () => peakRssOf(child.pid!), stop }
+  return { origin, pid: child.pid!, peakRss: () => peakRssOf(child.pid!), cpuSeconds: () => cpuSecondsOf(child.pid!), stop }
 }
 
 export interface ServiceOptions extends Placement {
