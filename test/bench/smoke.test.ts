@@ -11,16 +11,19 @@ import { fileURLToPath } from 'node:url'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WORKLOADS = ['list', 'list-status', 'get', 'create']
 
-interface Row { target: string, reqPerSec: number, non2xx: string }
+interface Row { target: string, reqPerSec: number, cpuPerRequest: string, non2xx: string }
 
-/** The rows of the table under `### WORKLOAD: …`, keyed by target. */
+/** The rows of the table under `### WORKLOAD: …`, keyed by target; cells found by their column's header. */
 function rowsOf (report: string, workload: string): Map<string, Row> {
   const section = report.split('\n### ').find((part) => part.startsWith(`${workload}: `)) ?? ''
   const rows = new Map<string, Row>()
+  let header: string[] = []
   for (const line of section.split('\n')) {
     const cells = line.split('|').slice(1, -1).map((cell) => cell.trim())
+    if (cells[0] === 'target') header = cells
     if (cells.length < 6 || cells[0] === 'target' || cells[0]!.startsWith('---')) continue
-    rows.set(cells[0]!, { target: cells[0]!, reqPerSec: Number(cells[1]!.replaceAll(',', '')), non2xx: cells[5]! })
+    const cell = (name: string): string => cells[header.indexOf(name)] ?? ''
+    rows.set(cells[0]!, { target: cells[0]!, reqPerSec: Number(cell('req/s').replaceAll(',', '')), cpuPerRequest: cell('CPU/req'), non2xx: cell('non-2xx') })
   }
   return rows
 }
@@ -43,6 +46,7 @@ describe('npm run bench -- --smoke', () => {
         const row = rows.get(target)
         assert.ok(row !== undefined, `no ${target} row for ${workload} in:\n${stdout}`)
         assert.ok(row.reqPerSec > 0, `${target} served no request on ${workload}`)
+        assert.match(row.cpuPerRequest, /^[0-9.]+ µs$/, `${target}'s CPU time per request on ${workload}`)
       }
       assert.equal(rows.get('service')!.non2xx, '0', `the service failed requests on ${workload}`)
     }
