@@ -15,7 +15,7 @@ import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
-import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, type Target } from './targets.js'
+import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
 import { createSchema } from '../test/postgres-schema.js'
 
@@ -34,7 +34,6 @@ interface Context {
   serverCpus: string | undefined
   loadCpus: string | undefined
   measurements: Measurement[]
-  running: Set<Target>
 }
 
 const began = performance.now()
@@ -64,7 +63,6 @@ async function measure (context: Context, run: { group: string, target: string, 
     for (const start of starts) {
       const target = await start()
       targets.push(target)
-      context.running.add(target)
     }
     const loads = targets.map((target, index) => {
       // A directory per load process: each writes its own Lua script.
@@ -85,7 +83,6 @@ async function measure (context: Context, run: { group: string, target: string, 
     progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
   } finally {
     await Promise.all(targets.map(async (target) => await target.stop()))
-    for (const target of targets) context.running.delete(target)
   }
 }
 
@@ -216,11 +213,11 @@ function timestamp (date: string): string {
   return date.replace(/[:.]/g, '-').replace(/-\d{3}Z$/, 'Z')
 }
 
-async function bench (options: BenchOptions, work: string, running: Set<Target>): Promise<number> {
+async function bench (options: BenchOptions, work: string): Promise<number> {
   const started = performance.now()
   const tool = detectLoadTool(options.load)
   const pinned = canPin() && availableParallelism() >= 2
-  const context: Context = { options, tool, work, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined, measurements: [], running }
+  const context: Context = { options, tool, work, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined, measurements: [] }
   const facts = machineFacts()
 
   // The smoke run checks the harness: it takes dist/ as it is when there is one.
@@ -284,17 +281,15 @@ async function main (): Promise<void> {
     return
   }
   const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-  const running = new Set<Target>()
-  const stopAll = async (): Promise<void> => { await Promise.all([...running].map(async (target) => await target.stop())) }
-  // Ctrl-C stops the servers too, not only the bench.
-  process.once('SIGINT', () => { stopAll().finally(() => process.exit(130)) })
+  // Ctrl-C stops the servers too, not only the bench, even one still starting.
+  process.once('SIGINT', () => { stopEveryProcess().finally(() => process.exit(130)) })
   let code = 1
   try {
-    code = await bench(options, work, running)
+    code = await bench(options, work)
   } catch (err) {
     process.stderr.write(`bench: ${(err as Error).message}\n`)
   } finally {
-    await stopAll()
+    await stopEveryProcess()
     // Logs stay for a look when something broke.
     if (code === 0) rmSync(work, { recursive: true, force: true })
     else process.stderr.write(`bench: logs and data kept in ${work}\n`)

@@ -145,6 +145,27 @@ async function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
   ])
 }
 
+/** SIGTERM, and SIGKILL if it has not exited a while later. */
+async function stopChild (child: ChildProcess): Promise<void> {
+  child.kill('SIGTERM')
+  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
+    child.kill('SIGKILL')
+    await waitForExit(child, STOP_TIMEOUT_MS)
+  }
+}
+
+// Every process started and not exited yet, those still starting included.
+const live = new Set<ChildProcess>()
+
+/**
+ * Stops every process the bench started that still runs, one still starting included:
+ * an interrupted bench leaves no server behind.
+ * @example process.once('SIGINT', () => { stopEveryProcess().finally(() => process.exit(130)) })
+ */
+export async function stopEveryProcess (): Promise<void> {
+  await Promise.all([...live].map(stopChild))
+}
+
 /**
  * Starts a Node process on a free port and resolves once its `readyPath` answers 200.
  * @throws Error with the end of its log when it exits or is not ready within 60 s
@@ -161,16 +182,12 @@ export async function startProcess (name: string, placement: Placement, specFor:
   for (const name of spec.unset ?? []) delete env[name]
   const child = spawn(command, args, { cwd: spec.cwd, env: { ...env, ...spec.env }, stdio: ['ignore', log, log] })
   closeSync(log)
+  live.add(child)
+  child.once('exit', () => live.delete(child))
   let spawnError: Error | undefined
   child.once('error', (err) => { spawnError = err })
   const origin = `http://127.0.0.1:${port}`
-  const stop = async (): Promise<void> => {
-    child.kill('SIGTERM')
-    if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-      child.kill('SIGKILL')
-      await waitForExit(child, STOP_TIMEOUT_MS)
-    }
-  }
+  const stop = async (): Promise<void> => { await stopChild(child) }
   const deadline = Date.now() + READY_TIMEOUT_MS
   for (;;) {
     if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
