@@ -1,14 +1,14 @@
 import pino, { type DestinationStream, type Logger } from 'pino'
+import { TurnWriter } from './log-destination.js'
 
 /**
  * JSON lines on stdout. Credentials are never logged; the redaction is a second
  * guard should a header object ever reach a log call.
- * Stdout is written asynchronously: lines logged while a write is under way go out
- * together in the next one (one syscall for many requests under load), and pino
- * writes what is left synchronously when the process exits.
+ * The lines of one turn of the event loop are written together after it
+ * (src/log-destination.ts).
  * @example const logger = createLogger('info')
  */
-export function createLogger (level: string, destination: DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
+export function createLogger (level: string, destination: DestinationStream = new TurnWriter(1)): Logger {
   return pino({
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie'], censor: '[redacted]' }
