@@ -6,7 +6,7 @@ import type Database from 'better-sqlite3'
 import { toInt64 } from '../../schemas/kinds.js'
 import type { CreateOutcome, CreateRequest } from '../store.js'
 import type { Statements } from './connection.js'
-import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+import { findPetRow, rowToPet } from './rows.js'
 
 interface IdempotencyRow { fingerprint: string, pet_id: bigint, created_at: bigint }
 
@@ -30,7 +30,7 @@ export function prepareCreatePets (db: Database.Database, sql: Statements): (bat
           .get(idempotency.scope, idempotency.key) as IdempotencyRow | undefined
         if (seen !== undefined && Number(seen.created_at) >= notBefore) {
           if (seen.fingerprint !== idempotency.fingerprint) return { kind: 'key_reused' }
-          const row = sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).get(seen.pet_id) as PetRow | undefined
+          const row = findPetRow(sql, seen.pet_id)
           if (row !== undefined) return { kind: 'replayed', pet: rowToPet(row) }
         }
       }

@@ -6,13 +6,12 @@
  */
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import type { Int64 } from '../../schemas/kinds.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../store.js'
 import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
-import { PET_COLUMNS, rowToPet, type PetRow } from './rows.js'
+import { PET_COLUMNS, findPetRow, rowToPet, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
 import { exportPages } from '../export-pages.js'
 
@@ -51,9 +50,6 @@ export function openSqliteStore (path: string): Store {
       generation++
     }
   }
-
-  const findPetRow = (id: Int64): PetRow | undefined =>
-    sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id = ?`).get(id) as PetRow | undefined
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
   const batchedInsert = <T>(columns: string, valuesOf: (item: T) => unknown[]) => db.transaction((items: T[]) => {
@@ -117,7 +113,7 @@ export function openSqliteStore (path: string): Store {
     },
 
     async findPet (id) {
-      const row = findPetRow(id)
+      const row = findPetRow(sql, id)
       return row === undefined ? undefined : rowToPet(row)
     },
 
