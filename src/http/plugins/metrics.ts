@@ -68,12 +68,14 @@ export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
   const latency = childCache<{ observe: (seconds: number) => void }>()
   const deprecatedCalls = childCache<{ inc: () => void }>()
   app.addHook('onResponse', (request, reply, done) => {
-    const operation = request.routeOptions.config.operation ?? 'unmatched'
+    // Fastify builds routeOptions anew on every read.
+    const config = request.routeOptions.config
+    const operation = config.operation ?? 'unmatched'
     const status = String(reply.statusCode)
     requests(`${operation} ${status}`, () => metrics.requests.labels(operation, status)).inc()
     latency(operation, () => metrics.latency.labels(operation)).observe(reply.elapsedTime / 1000)
     const caller = request.caller
-    if (request.routeOptions.config.deprecatedAt !== undefined && caller !== undefined) {
+    if (config.deprecatedAt !== undefined && caller !== undefined) {
       deprecatedCalls(`${operation} ${caller.keyName}`, () => metrics.deprecatedCalls.labels(operation, caller.keyName)).inc()
     }
     if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()

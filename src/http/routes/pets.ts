@@ -4,7 +4,7 @@
  */
 import { METHODS } from 'node:http'
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import type { PetCatalogue, PetPage } from '../../domain/pets.js'
 import { AppError, type ErrorCode } from '../../domain/errors.js'
 import { ErrorBody } from '../../schemas/error.js'
@@ -107,8 +107,18 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
-  const rendered = new WeakMap<PetPage, { body: string, base: string | undefined, link: string | undefined }>()
-  const bodies = new WeakMap<Pet, string>()
+  // What the catalogue serves again from its caches is serialized once, by the route's own serializer.
+  const bodies = new WeakMap<object, string>()
+  const serializeOnce = (reply: FastifyReply, value: object): string => {
+    let body = bodies.get(value)
+    if (body === undefined) {
+      body = reply.serialize(value) as string
+      bodies.set(value, body)
+    }
+    return body
+  }
+  // A cached page's next link, built once per base address.
+  const links = new WeakMap<PetPage, { base: string, link: string }>()
   app.decorateRequest('idempotencyKey', undefined)
   app.decorateRequest('releaseIdempotencyKey', undefined)
 
@@ -137,23 +147,17 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
     const { status, cursor } = request.query
     const limit = Number(request.query.limit ?? LIMIT_DEFAULT)
     const page = await catalogue.listPets({ limit, status, cursor })
-    // A page served again from the catalogue's cache is serialized once, by the route's own
-    // serializer, and its Link is built once per base address.
-    let sent = rendered.get(page)
-    if (sent === undefined) {
-      sent = { body: reply.serialize(page.pets) as string, base: undefined, link: undefined }
-      rendered.set(page, sent)
-    }
     if (page.next !== undefined) {
       const base = baseUrlOf(request, publicBaseUrl)
-      if (sent.base !== base) {
-        const next = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
-        sent.link = `<${base}/pets?${next}>; rel="next"`
-        sent.base = base
+      let next = links.get(page)
+      if (next?.base !== base) {
+        const query = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
+        next = { base, link: `<${base}/pets?${query}>; rel="next"` }
+        links.set(page, next)
       }
-      reply.header('link', sent.link)
+      reply.header('link', next.link)
     }
-    return reply.type(JSON_TYPE).send(sent.body)
+    return reply.type(JSON_TYPE).send(serializeOnce(reply, page.pets))
   })
 
   app.post<{ Body: NewPet }>('/v1/pets', {
@@ -232,13 +236,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
     }
   }, async (request, reply) => {
     const pet = await catalogue.getPet(request.params.petId)
-    // An animal served again from the catalogue's cache is serialized once.
-    let body = bodies.get(pet)
-    if (body === undefined) {
-      body = reply.serialize(pet) as string
-      bodies.set(pet, body)
-    }
-    return reply.type(JSON_TYPE).send(body)
+    return reply.type(JSON_TYPE).send(serializeOnce(reply, pet))
   })
 
   // Known paths, every other method: 405 with Allow (after auth, like every route under /v1).
