@@ -3,26 +3,13 @@ import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { reportDone, startProgress } from '../progress.js'
+import { mulberry32 } from '../seeded-random.js'
 import { withStore } from '../with-store.js'
 
 const COUNT_MAX = 100_000_000
 const SEED_MAX = 2 ** 32 - 1
 const CATEGORIES = 1000
 const NAMES = ['Rex', 'Bella', 'Max', 'Luna', 'Charlie', 'Lucy', 'Milo', 'Daisy', 'Oscar', 'Coco', 'Simba', 'Nala', 'Rocky', 'Kiwi', 'Pepper', 'Ziggy']
-
-/**
- * mulberry32: a 32-bit state, a few operations a draw, and the same animals for the same seed.
- * @returns a function giving the next uint32
- */
-function mulberry32 (seed: number): () => number {
-  let state = seed
-  return () => {
-    state = (state + 0x6D2B79F5) | 0
-    let t = Math.imul(state ^ (state >>> 15), state | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return (t ^ (t >>> 14)) >>> 0
-  }
-}
 
 /**
  * Adds `count` generated animals, `batchSize` per transaction, ids from the database.
