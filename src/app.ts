@@ -22,6 +22,7 @@ import { requestIdGenerator, stampRequestId } from './http/plugins/request-id.js
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { setResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
+import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
@@ -100,6 +101,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.setValidatorCompiler(compileValidator)
   registerJsonBody(app)
   registerErrorHandling(app)
+  registerResponseBatching(app)
 
   // Then the rate limit and the sunset, which need the caller.
   app.decorateRequest('caller', undefined)
