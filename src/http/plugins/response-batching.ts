@@ -1,28 +1,48 @@
 /**
- * The responses of one turn of the event loop are written together, right after it.
+ * The responses of the requests read in one iteration of the event loop are written
+ * together, in its check phase (setImmediate), right after the poll phase that read them.
  *
  * Each write to a client that sleeps waiting for it (a proxy or a load generator on
  * the same host, on loopback) makes the kernel wake that client, and the wake-up is
  * charged to the writer: on this service's 2-core host it cost more than handling the
- * request. Written back to back, the answers of a turn wake such a client once. A lone
- * request waits only for the end of its own turn (docs/decisions.md).
+ * request. Written back to back, the answers of a turn wake such a client far less
+ * often. A lone request waits only for the end of its own turn (docs/decisions.md).
  */
-import type { DoneFuncWithErrOrRes, FastifyInstance } from 'fastify'
+import type { DoneFuncWithErrOrRes, FastifyInstance, FastifyReply } from 'fastify'
+
+interface Held { reply: FastifyReply, send: DoneFuncWithErrOrRes, payload: unknown }
 
 /** @example registerResponseBatching(app) // before any other onSend hook */
 export function registerResponseBatching (app: FastifyInstance): void {
-  let batch: Array<{ send: DoneFuncWithErrOrRes, payload: unknown }> = []
+  let batch: Held[] = []
+  // A reply is not "sent" while it is held: a handler that calls reply.send() without
+  // returning the reply makes Fastify send it a second time, which is dropped here.
+  const held = new WeakSet<FastifyReply>()
   const flush = (): void => {
     const sends = batch
     batch = []
-    for (const { send, payload } of sends) {
-      // A write that throws (a header Node refuses) becomes that request's error, as it
-      // would without the wait; the rest of the batch is still written.
-      try { send(null, payload) } catch (err) { send(err as Error) }
+    for (const entry of sends) {
+      held.delete(entry.reply)
+      write(entry)
     }
   }
-  app.addHook('onSend', (_request, _reply, payload, send) => {
+  app.addHook('onSend', (_request, reply, payload, send) => {
+    if (held.has(reply)) return
+    held.add(reply)
     if (batch.length === 0) setImmediate(flush)
-    batch.push({ send, payload })
+    batch.push({ reply, send, payload })
   })
+}
+
+/**
+ * A write that throws (a header Node refuses) becomes that request's error, as it would
+ * without the wait (Fastify's error handler answers it through this hook, a turn later);
+ * the rest of the batch is still written.
+ */
+function write ({ send, payload }: Held): void {
+  try {
+    send(null, payload)
+  } catch (err) {
+    send(err as Error)
+  }
 }
