@@ -10,25 +10,32 @@
  */
 import type { DoneFuncWithErrOrRes, FastifyInstance, FastifyReply } from 'fastify'
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** Waiting in the batch of this turn. */
+    held: boolean
+  }
+}
+
 interface Held { reply: FastifyReply, send: DoneFuncWithErrOrRes, payload: unknown }
 
 /** @example registerResponseBatching(app) // before any other onSend hook */
 export function registerResponseBatching (app: FastifyInstance): void {
   let batch: Held[] = []
-  // A reply is not "sent" while it is held: a handler that calls reply.send() without
-  // returning the reply makes Fastify send it a second time, which is dropped here.
-  const held = new WeakSet<FastifyReply>()
   const flush = (): void => {
     const sends = batch
     batch = []
     for (const entry of sends) {
-      held.delete(entry.reply)
+      entry.reply.held = false
       write(entry)
     }
   }
+  app.decorateReply('held', false)
   app.addHook('onSend', (_request, reply, payload, send) => {
-    if (held.has(reply)) return
-    held.add(reply)
+    // A reply is not "sent" while it is held: a handler that calls reply.send() without
+    // returning the reply makes Fastify send it again; that second send is dropped.
+    if (reply.held) return
+    reply.held = true
     if (batch.length === 0) setImmediate(flush)
     batch.push({ reply, send, payload })
   })
