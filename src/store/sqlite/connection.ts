@@ -14,9 +14,26 @@ const BUSY_TIMEOUT_MS = 5000
  * every commit, so a 201 survives a power cut. Integers come back as bigint (exact int64).
  */
 export function configureConnection (db: Database.Database): void {
-  db.pragma('journal_mode = WAL')
+  retryWhileBusy(() => db.pragma('journal_mode = WAL'))
   db.pragma('synchronous = FULL')
   db.defaultSafeIntegers(true)
+}
+
+/**
+ * Two processes turning a fresh file to WAL at once (`petstore migrate` twice, WORKERS on a
+ * new file): the loser's lock upgrade would deadlock, so SQLite answers SQLITE_BUSY at once,
+ * without waiting for the busy timeout. It is tried again here, for as long as that timeout.
+ */
+function retryWhileBusy<T> (run: () => T): T {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS
+  for (;;) {
+    try {
+      return run()
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+    }
+  }
 }
 
 /**
