@@ -20,9 +20,10 @@ export function configureConnection (db: Database.Database): void {
 }
 
 /**
- * Two processes turning a fresh file to WAL at once (`petstore migrate` twice, WORKERS on a
- * new file): the loser's lock upgrade would deadlock, so SQLite answers SQLITE_BUSY at once,
- * without waiting for the busy timeout. It is tried again here, for as long as that timeout.
+ * Two processes turning a fresh file to WAL at once (`petstore migrate` run twice, two
+ * instances started together): the loser's lock upgrade would deadlock, so SQLite answers
+ * SQLITE_BUSY at once, without waiting for the busy timeout. It is tried again here, for as
+ * long as that timeout.
  */
 function retryWhileBusy<T> (run: () => T): T {
   const deadline = Date.now() + BUSY_TIMEOUT_MS
