@@ -5,8 +5,9 @@
  * Each write to a client that sleeps waiting for it (a proxy or a load generator on
  * the same host, on loopback) makes the kernel wake that client, and the wake-up is
  * charged to the writer: on this service's 2-core host, writing each answer at once cost
- * about as much CPU time as handling the request (docs/decisions.md has the figures). Written back to back, the answers of a turn wake such a client far less
- * often. A lone request waits only for the end of its own turn.
+ * about as much CPU time as handling the request (docs/decisions.md has the figures).
+ * Written back to back, the answers of a turn wake such a client far less often. A lone
+ * request waits only for the end of its own turn.
  */
 import type { DoneFuncWithErrOrRes, FastifyInstance, FastifyReply } from 'fastify'
 
