@@ -61,7 +61,8 @@ export interface Store {
   close (): Promise<void>
 
   listPets (options: ListPetsOptions): Promise<Pet[]>
-  findPet (id: Int64): Promise<Pet | undefined>
+  /** One animal as the API's JSON body (the Pet schema's bytes), built by the database. */
+  findPetJson (id: Int64): Promise<string | undefined>
   /**
    * Creates animals in one transaction and one durable commit (group commit).
    * An idempotency key seen before (within `idempotencyTtlMs`) replays its animal

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { stringifyExactJson } from '../../src/client/exact-json.js'
 import { backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
 
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
@@ -30,6 +31,20 @@ for (const backend of backends()) {
       assert.deepEqual(await response.json(), { id, name: 'Rex', categoryId: 3, status: 'pending' })
       assertDeprecationHeaders(response, server.api)
       assert.equal(response.headers.get('cache-control'), 'no-store')
+    })
+
+    // The database writes getPet's body, the schema's serializer the list's: the bytes must agree.
+    it('writes each animal in the same bytes as the list does', async () => {
+      const names = ['say "hi" \\ back/slash', 'Émile 猫 😀', 'line\u2028separator\u2029', '<b>&amp;</b>', "it's"]
+      for (const [i, name] of names.entries()) {
+        const body = stringifyExactJson({ name, categoryId: i === 0 ? 9223372036854775807n : i + 1, status: 'sold' })
+        assert.equal((await post(server, '/pets', body)).status, 201)
+      }
+      const list = await (await get(server, '/pets?limit=100')).text()
+      const ids = [...list.matchAll(/"id":(\d+)/g)].map((match) => match[1])
+      assert.ok(ids.length > names.length, list)
+      const bodies = await Promise.all(ids.map(async (petId) => await (await get(server, `/pets/${petId}`)).text()))
+      assert.equal(`[${bodies.join(',')}]`, list)
     })
 
     it('answers 404 not_found for an unknown id, with the deprecation headers', async () => {

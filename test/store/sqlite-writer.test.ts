@@ -18,7 +18,7 @@ describe('sqlite: the writer thread', { skip: existsSync('/proc/self/task') ? fa
     try {
       await store.migrate()
       await store.listPets({ limit: 20 })
-      await store.findPet(1)
+      await store.findPetJson(1)
       assert.equal(threads(), before, 'no thread after open, migrate and reads')
       await store.createPets([{ pet: { name: 'Rex', categoryId: 3, status: 'available' } }], 60_000)
       assert.ok(threads() > before, 'the writer thread runs once a create came')

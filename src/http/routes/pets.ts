@@ -235,8 +235,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       }
     }
   }, async (request, reply) => {
-    const pet = await catalogue.getPet(request.params.petId)
-    return reply.type(JSON_TYPE).send(serializeOnce(reply, pet))
+    return reply.type(JSON_TYPE).send(await catalogue.getPetJson(request.params.petId))
   })
 
   // Known paths, every other method: 405 with Allow (after auth, like every route under /v1).

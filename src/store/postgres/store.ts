@@ -11,6 +11,7 @@ import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store
 import { translatePostgresError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { exportPages } from '../export-pages.js'
+import { PET_COLUMNS, PET_FIELDS } from '../pet-fields.js'
 
 /** A row of `pets` as pg returns it: BIGINT arrives as a decimal string. */
 interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
@@ -31,7 +32,8 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   }
 }
 
-const PET_COLUMNS = 'id, name, category_id, status'
+// The columns under the API's names, for row_to_json: id, …, category_id AS "categoryId", …
+const PET_FIELD_COLUMNS = Object.entries(PET_FIELDS).map(([field, column]) => field === column ? column : `${column} AS "${field}"`).join(', ')
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
 export const MIGRATION_LOCK = 7_370_736_174
@@ -183,9 +185,14 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return rows.map(rowToPet)
     },
 
-    async findPet (id) {
-      const { rows } = await pool.query<PetRow>({ name: 'find-pet', text: `SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, values: [String(id)] })
-      return rows[0] === undefined ? undefined : rowToPet(rows[0])
+    // row_to_json writes what the Pet schema's serializer would: no spaces, exact bigints, the same escapes.
+    async findPetJson (id) {
+      const { rows } = await pool.query<{ json: string }>({
+        name: 'find-pet-json',
+        text: `SELECT row_to_json(pet)::text AS json FROM (SELECT ${PET_FIELD_COLUMNS} FROM pets WHERE id = $1) pet`,
+        values: [String(id)]
+      })
+      return rows[0]?.json
     },
 
     async createPets (requests, idempotencyTtlMs) {

@@ -11,9 +11,10 @@ import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../stor
 import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
-import { PET_COLUMNS, findPetRow, rowToPet, type PetRow } from './rows.js'
+import { findPetJson, rowToPet, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
 import { exportPages } from '../export-pages.js'
+import { PET_COLUMNS } from '../pet-fields.js'
 
 interface ApiKeyRow { id: bigint, name: string, key_hash: string, created_at: string, revoked_at: string | null }
 
@@ -112,9 +113,8 @@ export function openSqliteStore (path: string): Store {
       return rows.map(rowToPet)
     },
 
-    async findPet (id) {
-      const row = findPetRow(sql, id)
-      return row === undefined ? undefined : rowToPet(row)
+    async findPetJson (id) {
+      return findPetJson(sql, id)
     },
 
     async createPets (requests, idempotencyTtlMs) {
