@@ -1,5 +1,5 @@
 /**
- * Recently served answers (list pages, animals), valid for one version of the animals
+ * Recently served list pages, valid for one version of the animals
  * (`Store.petsVersion`): the first request after any change, in this process or
  * another, finds the cache empty.
  */
