@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict'
+import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Fastify, { type FastifyBaseLogger } from 'fastify'
+import pino from 'pino'
+import { registerAccessLog } from '../../src/http/plugins/access-log.js'
 import { get, post, startTestServer, type TestServer } from '../helper.js'
 
 describe('the access log', () => {
@@ -9,9 +14,9 @@ describe('the access log', () => {
 
   const lineOf = (response: Response): Record<string, unknown> => {
     const requestId = response.headers.get('x-request-id')
-    const line = server.logs().find((entry) => entry.msg === 'request' && entry.requestId === requestId)
-    assert.ok(line !== undefined, `no request line for ${requestId}`)
-    return line
+    const lines = server.logs().filter((entry) => entry.msg === 'request' && entry.requestId === requestId)
+    assert.equal(lines.length, 1, `request lines for ${requestId}`)
+    return lines[0]!
   }
 
   it('writes one line a request: method, route pattern, status and whole microseconds', async () => {
@@ -30,5 +35,25 @@ describe('the access log', () => {
     const line = lineOf(response)
     assert.equal(line.route, '(no route)')
     assert.ok(!JSON.stringify(line).includes('secret'))
+  })
+})
+
+describe('the access log of a slow request', () => {
+  it('gives its duration in microseconds: at least the handler\'s wait, at most what the client saw', async () => {
+    const lines: Array<Record<string, unknown>> = []
+    const sink = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
+    const app = Fastify({ loggerInstance: pino(sink) as FastifyBaseLogger, disableRequestLogging: true })
+    registerAccessLog(app)
+    app.get('/slow', async () => { await sleep(30); return 'done' })
+    const origin = await app.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      const started = performance.now()
+      assert.equal((await fetch(`${origin}/slow`)).status, 200)
+      const seenMicros = (performance.now() - started) * 1000
+      const { micros } = lines.find((line) => line.msg === 'request')!
+      assert.ok(typeof micros === 'number' && micros >= 29_000 && micros <= seenMicros, `micros ${String(micros)}, client saw ${seenMicros}`)
+    } finally {
+      await app.close()
+    }
   })
 })

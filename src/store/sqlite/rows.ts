@@ -1,4 +1,4 @@
-/** Rows of the `pets` table as better-sqlite3 returns them, and the one bridge to the domain's Pet. */
+/** Rows of the `pets` table as better-sqlite3 returns them, and an animal's JSON body as SQLite writes it. */
 import { toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
 import { PET_COLUMNS, PET_FIELDS } from '../pet-fields.js'
@@ -9,7 +9,6 @@ const JSON_OBJECT_ARGUMENTS = Object.entries(PET_FIELDS).map(([field, column]) =
 
 /** A row of `pets` with safe integers on. */
 export interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus }
-
 
 /** @example rowToPet({ id: 1n, name: 'Rex', category_id: 3n, status: 'sold' }) // { id: 1, …, categoryId: 3 } */
 export function rowToPet (row: PetRow): Pet {
