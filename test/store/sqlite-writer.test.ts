@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import { openStore } from '../../src/store/open-store.js'
 
 /** The threads of this process, as Linux lists them. */
@@ -23,6 +25,29 @@ describe('sqlite: the writer thread', { skip: existsSync('/proc/self/task') ? fa
       await store.createPets([{ pet: { name: 'Rex', categoryId: 3, status: 'available' } }], 60_000)
       assert.ok(threads() > before, 'the writer thread runs once a create came')
     } finally {
+      await store.close()
+    }
+  })
+
+  // SQLite's own busy handler sleeps 50 then 100 ms between tries by then: it would take the lock 60 to 90 ms late.
+  it('takes the write lock within milliseconds once another connection that held it for 240 ms commits', async () => {
+    const path = join(dir, 'contended.db')
+    const store = await openStore(`sqlite:${path}`)
+    const other = new Database(path)
+    try {
+      await store.migrate()
+      await store.createPets([{ pet: { name: 'first', categoryId: 1, status: 'available' } }], 60_000)
+      other.exec('BEGIN IMMEDIATE')
+      const created = store.createPets([{ pet: { name: 'waited', categoryId: 1, status: 'available' } }], 60_000)
+      await sleep(240)
+      other.exec('COMMIT')
+      const released = performance.now()
+      const [outcome] = await created
+      const late = performance.now() - released
+      assert.equal(outcome?.kind, 'created')
+      assert.ok(late < 40, `created ${late.toFixed(1)} ms after the lock was free`)
+    } finally {
+      other.close()
       await store.close()
     }
   })

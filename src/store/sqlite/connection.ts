@@ -25,14 +25,14 @@ export function configureConnection (db: Database.Database): void {
  * SQLITE_BUSY at once, without waiting for the busy timeout. It is tried again here, for as
  * long as that timeout.
  */
-function retryWhileBusy<T> (run: () => T): T {
+export function retryWhileBusy<T> (run: () => T, pauseMs = 10): T {
   const deadline = Date.now() + BUSY_TIMEOUT_MS
   for (;;) {
     try {
       return run()
     } catch (err) {
       if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs)
     }
   }
 }
@@ -41,9 +41,9 @@ function retryWhileBusy<T> (run: () => T): T {
  * Opens (creating the file and its folder when missing) and configures a connection.
  * @example const db = openConnection('/var/lib/petstore/petstore.db')
  */
-export function openConnection (path: string): Database.Database {
+export function openConnection (path: string, busyTimeoutMs = BUSY_TIMEOUT_MS): Database.Database {
   mkdirSync(dirname(path), { recursive: true })
-  const db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
+  const db = new Database(path, { timeout: busyTimeoutMs })
   configureConnection(db)
   return db
 }

@@ -4,11 +4,13 @@
  * its fsync.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { openConnection, statementCache } from './connection.js'
+import { openConnection, retryWhileBusy, statementCache } from './connection.js'
 import { prepareCreatePets } from './create-pets.js'
 import type { WriterAnswer, WriterMessage } from './writer.js'
 
-const db = openConnection((workerData as { path: string }).path)
+// SQLite's own wait for a lock held by another process backs off to sleeps of 25 to 100 ms,
+// while a batch's commit takes a few: this thread asks again every millisecond instead.
+const db = openConnection((workerData as { path: string }).path, 0)
 const createPets = prepareCreatePets(db, statementCache(db))
 const port = parentPort!
 
@@ -20,7 +22,7 @@ port.on('message', (message: WriterMessage) => {
   }
   let answer: WriterAnswer
   try {
-    answer = { id: message.id, outcomes: createPets(message.batch) }
+    answer = { id: message.id, outcomes: retryWhileBusy(() => createPets(message.batch), 1) }
   } catch (err) {
     // SqliteError's code (SQLITE_BUSY, …) crosses the thread boundary; the request thread classifies it.
     answer = { id: message.id, error: { message: (err as Error).message, code: (err as { code?: unknown }).code } }
