@@ -19,11 +19,15 @@ export function configureConnection (db: Database.Database): void {
   db.defaultSafeIntegers(true)
 }
 
+// What Atomics.wait sleeps on between two tries.
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+
 /**
- * Two processes turning a fresh file to WAL at once (`petstore migrate` run twice, two
- * instances started together): the loser's lock upgrade would deadlock, so SQLite answers
- * SQLITE_BUSY at once, without waiting for the busy timeout. It is tried again here, for as
- * long as that timeout.
+ * Runs `run` again after `pauseMs` while it fails with SQLITE_BUSY, for at most the busy
+ * timeout. Two cases need it: two processes turning a fresh file to WAL at once (`petstore
+ * migrate` run twice, two instances started together), where the loser's lock upgrade would
+ * deadlock, so SQLite answers SQLITE_BUSY at once without waiting; and the writer thread,
+ * which asks for a held write lock more often than SQLite's busy handler would.
  */
 export function retryWhileBusy<T> (run: () => T, pauseMs = 10): T {
   const deadline = Date.now() + BUSY_TIMEOUT_MS
@@ -32,7 +36,7 @@ export function retryWhileBusy<T> (run: () => T, pauseMs = 10): T {
       return run()
     } catch (err) {
       if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pauseMs)
+      Atomics.wait(PAUSE, 0, 0, pauseMs)
     }
   }
 }
