@@ -12,7 +12,9 @@ import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { findPetJson, rowToPet, type PetRow } from './rows.js'
+import { WalIndexHeader } from './wal-index-header.js'
 import { SqliteWriter } from './writer.js'
+import { storeUnavailable } from '../store-errors.js'
 import { exportPages } from '../export-pages.js'
 import { PET_COLUMNS } from '../pet-fields.js'
 
@@ -40,17 +42,9 @@ export function openSqliteStore (path: string): Store {
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
 
-  // data_version moves when another connection (the writer thread's too) commits; this one's commits bump the generation themselves.
-  const dataVersion = db.prepare('PRAGMA data_version').pluck().safeIntegers(false)
-  let seenDataVersion: unknown
+  // Moves when any connection commits: another process's, the writer thread's or this one's.
+  const walHeader = new WalIndexHeader(path)
   let generation = 0
-  const writeOnThisConnection = (write: () => void): void => {
-    try {
-      write()
-    } finally {
-      generation++
-    }
-  }
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
   const batchedInsert = <T>(columns: string, valuesOf: (item: T) => unknown[]) => db.transaction((items: T[]) => {
@@ -93,16 +87,15 @@ export function openSqliteStore (path: string): Store {
     },
 
     petsVersion () {
-      const current = dataVersion.get()
-      if (current !== seenDataVersion) {
-        seenDataVersion = current
-        generation++
-      }
+      // A closed store serves no page from memory: 503, as every read.
+      if (!db.open) throw storeUnavailable()
+      if (walHeader.changed()) generation++
       return generation
     },
 
     async close () {
       await writer.close()
+      walHeader.close()
       if (db.open) db.close()
     },
 
@@ -123,11 +116,11 @@ export function openSqliteStore (path: string): Store {
     },
 
     async importPets (pets) {
-      writeOnThisConnection(() => importPets.immediate(pets))
+      importPets.immediate(pets)
     },
 
     async insertPets (pets) {
-      writeOnThisConnection(() => insertPets.immediate(pets))
+      insertPets.immediate(pets)
     },
 
     exportPets (pageSize) {
