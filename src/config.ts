@@ -42,24 +42,27 @@ interface Setting<K extends keyof Config> {
   flag: string
   default: string | undefined
   help: string
-  /** Returns the value, or throws a string: the rule, as in "must be …". */
+  /** Returns the value, or throws BrokenRule: the rule, as in "must be …". */
   parse: (raw: string) => Config[K]
 }
+
+/** A value that breaks its setting's rule; the message is the rule alone. */
+class BrokenRule extends Error {}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
 function integer (min: number, max: number) {
   return (raw: string): number => {
-    if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw `must be an integer from ${min} to ${max}`
+    if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new BrokenRule(`must be an integer from ${min} to ${max}`)
     return Number(raw)
   }
 }
 
 function baseUrl (raw: string): string {
   let url: URL
-  try { url = new URL(raw) } catch { throw 'must be an absolute http(s) URL such as https://api.example.com/v1' }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw 'must be an absolute http(s) URL such as https://api.example.com/v1'
-  if (url.search !== '' || url.hash !== '') throw 'must have no query or fragment'
+  try { url = new URL(raw) } catch { throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1') }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1')
+  if (url.search !== '' || url.hash !== '') throw new BrokenRule('must have no query or fragment')
   return url.href.replace(/\/+$/, '')
 }
 
@@ -77,9 +80,9 @@ export const SETTINGS = [
     help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB',
     parse: (raw: string) => {
       // A 201 promises the animal is on disk: an in-memory database could not keep it.
-      if (raw === 'sqlite::memory:') throw 'must name a file (sqlite:./data/petstore.db): an in-memory database is not durable'
+      if (raw === 'sqlite::memory:') throw new BrokenRule('must name a file (sqlite:./data/petstore.db): an in-memory database is not durable')
       if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
-      throw 'must start with sqlite: or postgres://'
+      throw new BrokenRule('must start with sqlite: or postgres://')
     }
   },
   { key: 'port', env: 'PORT', flag: 'port', default: '8080', help: 'TCP port to listen on', parse: integer(1, 65535) },
@@ -90,7 +93,7 @@ export const SETTINGS = [
     default: '127.0.0.1',
     help: 'address to listen on (0.0.0.0 for every interface)',
     parse: (raw: string) => {
-      if (raw === '' || /\s/.test(raw)) throw 'must be a host name or an IP address'
+      if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
       return raw
     }
   },
@@ -102,7 +105,7 @@ export const SETTINGS = [
     help: 'comma-separated keys accepted as they are, each 16 to 512 printable ASCII characters without spaces (keys from `petstore keys create` live in the database)',
     parse: (raw: string) => {
       const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
-      if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw 'each key must be 16 to 512 printable ASCII characters, without spaces'
+      if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw new BrokenRule('each key must be 16 to 512 printable ASCII characters, without spaces')
       return Object.freeze(keys)
     }
   },
@@ -115,7 +118,7 @@ export const SETTINGS = [
     default: 'info',
     help: LOG_LEVELS.join(', '),
     parse: (raw: string) => {
-      if (!LOG_LEVELS.includes(raw)) throw `must be one of ${LOG_LEVELS.join(', ')}`
+      if (!LOG_LEVELS.includes(raw)) throw new BrokenRule(`must be one of ${LOG_LEVELS.join(', ')}`)
       return raw
     }
   },
@@ -135,7 +138,7 @@ export const SETTINGS = [
     default: '',
     help: 'redis://HOST:PORT shares rate-limit counts between instances (unset: counted per process)',
     parse: optional((raw: string) => {
-      if (!/^rediss?:\/\/.+/.test(raw)) throw 'must start with redis:// or rediss://'
+      if (!/^rediss?:\/\/.+/.test(raw)) throw new BrokenRule('must start with redis:// or rediss://')
       return raw
     })
   },
@@ -146,7 +149,7 @@ export const SETTINGS = [
     default: 'petstore:',
     help: 'prefix of the Redis keys, so several deployments can share one Redis',
     parse: (raw: string) => {
-      if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw 'must be 1 to 64 printable ASCII characters, without spaces'
+      if (!/^[\x21-\x7e]{1,64}$/.test(raw)) throw new BrokenRule('must be 1 to 64 printable ASCII characters, without spaces')
       return raw
     }
   },
@@ -158,9 +161,9 @@ export const SETTINGS = [
     help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone (not before 2026-01-01T00:00:00Z, its deprecation)',
     parse: (raw: string) => {
       const date = new Date(raw)
-      if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw 'must be an ISO 8601 instant such as 2030-12-05T00:00:00Z'
+      if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw new BrokenRule('must be an ISO 8601 instant such as 2030-12-05T00:00:00Z')
       // RFC 8594: a Sunset earlier than the Deprecation would tell clients nonsense.
-      if (date < GETPET_DEPRECATED_AT) throw `must not be before ${GETPET_DEPRECATED_AT.toISOString().replace('.000Z', 'Z')}, when getPet was deprecated`
+      if (date < GETPET_DEPRECATED_AT) throw new BrokenRule(`must not be before ${GETPET_DEPRECATED_AT.toISOString().replace('.000Z', 'Z')}, when getPet was deprecated`)
       return date
     }
   },
@@ -187,8 +190,8 @@ export function parseConfig (env: Record<string, string | undefined>, flags: Rec
     try {
       config[setting.key] = setting.parse(raw)
     } catch (rule) {
-      if (typeof rule !== 'string') throw rule
-      throw new ConfigError(`${fromFlag === undefined ? setting.env : `--${setting.flag}`}: ${rule}`)
+      if (!(rule instanceof BrokenRule)) throw rule
+      throw new ConfigError(`${fromFlag === undefined ? setting.env : `--${setting.flag}`}: ${rule.message}`)
     }
   }
   return Object.freeze(config as unknown as Config)

@@ -82,8 +82,7 @@ interface TextOptions { minLength: number, maxLength: number, description?: stri
 TypeRegistry.Set<TextOptions>('Text', (schema, value) => {
   if (typeof value !== 'string' || !value.isWellFormed()) return false
   if (CONTROL.test(value) || ONLY_WHITE_SPACE.test(value)) return false
-  let codePoints = 0
-  for (const _ of value) codePoints++
+  const codePoints = [...value].length
   return codePoints >= schema.minLength && codePoints <= schema.maxLength
 })
 

@@ -28,66 +28,68 @@ function valueOf (samples: Sample[], name: string, labels: Record<string, string
   return found[0]?.value ?? 0
 }
 
-for (const backend of backends()) describe(`${backend.name}: GET /metrics after traffic`, { skip: backend.skip }, () => {
-  let breakable: BreakableServer
-  let server: TestServer
-  let samples: Sample[]
-  before(async () => {
-    breakable = await startBreakableServer(backend.name)
-    server = breakable.server
-    const ops = await issueApiKey(server.store, 'ops')
-    for (let i = 0; i < 3; i++) assert.equal((await post(server, '/pets', { name: `m${i}`, categoryId: 1 })).status, 201)
-    for (let i = 0; i < 4; i++) assert.equal((await get(server, '/pets')).status, 200)
-    assert.equal((await get(server, '/pets?limit=0')).status, 400)
-    assert.equal((await get(server, '/pets/1')).status, 200)
-    assert.equal((await get(server, '/pets/999')).status, 404)
-    for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets/1', { authorization: `Bearer ${ops}` })).status, 200)
-    assert.equal((await fetch(`${server.api}/pets/1`)).status, 401)
-    assert.equal((await get(server, '/nowhere')).status, 404)
-    await breakable.cutDatabase()
-    for (let i = 0; i < 2; i++) assert.equal((await get(server, '/pets')).status, 503)
-    assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
-    const response = await fetch(`${server.origin}/metrics`)
-    assert.equal(response.status, 200)
-    assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
-    samples = parseMetrics(await response.text())
-  })
-  after(async () => { await breakable.close() })
+for (const backend of backends()) {
+  describe(`${backend.name}: GET /metrics after traffic`, { skip: backend.skip }, () => {
+    let breakable: BreakableServer
+    let server: TestServer
+    let samples: Sample[]
+    before(async () => {
+      breakable = await startBreakableServer(backend.name)
+      server = breakable.server
+      const ops = await issueApiKey(server.store, 'ops')
+      for (let i = 0; i < 3; i++) assert.equal((await post(server, '/pets', { name: `m${i}`, categoryId: 1 })).status, 201)
+      for (let i = 0; i < 4; i++) assert.equal((await get(server, '/pets')).status, 200)
+      assert.equal((await get(server, '/pets?limit=0')).status, 400)
+      assert.equal((await get(server, '/pets/1')).status, 200)
+      assert.equal((await get(server, '/pets/999')).status, 404)
+      for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets/1', { authorization: `Bearer ${ops}` })).status, 200)
+      assert.equal((await fetch(`${server.api}/pets/1`)).status, 401)
+      assert.equal((await get(server, '/nowhere')).status, 404)
+      await breakable.cutDatabase()
+      for (let i = 0; i < 2; i++) assert.equal((await get(server, '/pets')).status, 503)
+      assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
+      const response = await fetch(`${server.origin}/metrics`)
+      assert.equal(response.status, 200)
+      assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
+      samples = parseMetrics(await response.text())
+    })
+    after(async () => { await breakable.close() })
 
-  it('counts requests by operation and status', () => {
-    const requests = 'petstore_http_requests_total'
-    assert.equal(valueOf(samples, requests, { operation: 'createPet', status: '201' }), 3)
-    assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '200' }), 4)
-    assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '400' }), 1)
-    assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '503' }), 2)
-    assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '200' }), 4)
-    assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '404' }), 1)
-    assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '401' }), 1)
-    assert.equal(valueOf(samples, requests, { operation: 'unmatched', status: '404' }), 1)
-    assert.equal(valueOf(samples, requests, { operation: 'readyz', status: '503' }), 1)
-  })
+    it('counts requests by operation and status', () => {
+      const requests = 'petstore_http_requests_total'
+      assert.equal(valueOf(samples, requests, { operation: 'createPet', status: '201' }), 3)
+      assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '200' }), 4)
+      assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '400' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'listPets', status: '503' }), 2)
+      assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '200' }), 4)
+      assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '404' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '401' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'unmatched', status: '404' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'readyz', status: '503' }), 1)
+    })
 
-  it('records every request in the latency histogram', () => {
-    const histogram = 'petstore_http_request_duration_seconds'
-    assert.equal(valueOf(samples, `${histogram}_count`, { operation: 'listPets' }), 7)
-    assert.equal(valueOf(samples, `${histogram}_bucket`, { operation: 'listPets', le: '+Inf' }), 7)
-    assert.equal(valueOf(samples, `${histogram}_count`, { operation: 'createPet' }), 3)
-    assert.ok(valueOf(samples, `${histogram}_sum`, { operation: 'createPet' }) > 0)
-    const buckets = samples.filter((s) => s.name === `${histogram}_bucket` && s.labels.operation === 'getPet').map((s) => s.value)
-    assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b), 'buckets are cumulative')
-  })
+    it('records every request in the latency histogram', () => {
+      const histogram = 'petstore_http_request_duration_seconds'
+      assert.equal(valueOf(samples, `${histogram}_count`, { operation: 'listPets' }), 7)
+      assert.equal(valueOf(samples, `${histogram}_bucket`, { operation: 'listPets', le: '+Inf' }), 7)
+      assert.equal(valueOf(samples, `${histogram}_count`, { operation: 'createPet' }), 3)
+      assert.ok(valueOf(samples, `${histogram}_sum`, { operation: 'createPet' }) > 0)
+      const buckets = samples.filter((s) => s.name === `${histogram}_bucket` && s.labels.operation === 'getPet').map((s) => s.value)
+      assert.deepEqual(buckets, [...buckets].sort((a, b) => a - b), 'buckets are cumulative')
+    })
 
-  it('counts getPet calls per API key name, authenticated calls only', () => {
-    assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'env-1' }), 2)
-    assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'ops' }), 3)
-    assert.equal(samples.filter((s) => s.name === 'petstore_deprecated_calls_total').length, 2)
-  })
+    it('counts getPet calls per API key name, authenticated calls only', () => {
+      assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'env-1' }), 2)
+      assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'ops' }), 3)
+      assert.equal(samples.filter((s) => s.name === 'petstore_deprecated_calls_total').length, 2)
+    })
 
-  it('counts the requests the store failed, apart from readiness probes', () => {
-    assert.equal(valueOf(samples, 'petstore_store_errors_total'), 2)
-  })
+    it('counts the requests the store failed, apart from readiness probes', () => {
+      assert.equal(valueOf(samples, 'petstore_store_errors_total'), 2)
+    })
 
-  it('exposes the process metrics', () => {
-    assert.ok(valueOf(samples, 'petstore_process_resident_memory_bytes') > 0)
+    it('exposes the process metrics', () => {
+      assert.ok(valueOf(samples, 'petstore_process_resident_memory_bytes') > 0)
+    })
   })
-})
+}

@@ -8,58 +8,62 @@ import { TEST_KEY, backends, createTestDatabase, errorBody, get, startTestServer
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const KEYS = `${TEST_KEY},${OTHER_KEY}`
 
-for (const backend of backends()) describe(`${backend.name}: rate limit per API key (RATE_LIMIT=5)`, { skip: backend.skip }, () => {
-  let server: TestServer
-  before(async () => { server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '5', PETSTORE_API_KEYS: KEYS } }) })
-  after(async () => { await server.close() })
+for (const backend of backends()) {
+  describe(`${backend.name}: rate limit per API key (RATE_LIMIT=5)`, { skip: backend.skip }, () => {
+    let server: TestServer
+    before(async () => { server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '5', PETSTORE_API_KEYS: KEYS } }) })
+    after(async () => { await server.close() })
 
-  it('sends RateLimit-Policy and RateLimit on every authenticated response, counting down', async () => {
-    for (let remaining = 4; remaining >= 0; remaining--) {
-      const response = await get(server, '/pets')
-      assert.equal(response.status, 200)
-      assert.equal(response.headers.get('ratelimit-policy'), '"default";q=5;w=60')
-      assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${remaining};t=([1-9]|[1-5][0-9]|60)$`))
-    }
-  })
-
-  it('answers 429 rate_limited with Retry-After and the Error body past the quota', async () => {
-    const response = await get(server, '/pets')
-    assert.equal(response.status, 429)
-    const retryAfter = Number(response.headers.get('retry-after'))
-    assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`)
-    assert.match(response.headers.get('ratelimit') ?? '', /^"default";r=0;t=\d+$/)
-    assert.equal((await errorBody(response)).code, 'rate_limited')
-    assert.equal((await get(server, '/pets/1')).status, 429, 'every operation counts')
-  })
-
-  it('counts each API key apart', async () => {
-    const response = await get(server, '/pets', { authorization: `Bearer ${OTHER_KEY}` })
-    assert.equal(response.status, 200)
-    assert.match(response.headers.get('ratelimit') ?? '', /^"default";r=4;/)
-  })
-
-  it('neither counts nor labels requests without a valid key', async () => {
-    const response = await fetch(`${server.api}/pets`, { headers: { authorization: 'Bearer wrong-key-0123456789' } })
-    assert.equal(response.status, 401)
-    assert.equal(response.headers.get('ratelimit'), null)
-    assert.equal((await fetch(`${server.origin}/healthz`)).headers.get('ratelimit'), null)
-  })
-})
-
-for (const backend of backends()) describe(`${backend.name}: rate limit off (RATE_LIMIT=0)`, { skip: backend.skip }, () => {
-  it('sends no RateLimit headers and never answers 429', async () => {
-    const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '0' } })
-    try {
-      for (let i = 0; i < 20; i++) {
+    it('sends RateLimit-Policy and RateLimit on every authenticated response, counting down', async () => {
+      for (let remaining = 4; remaining >= 0; remaining--) {
         const response = await get(server, '/pets')
         assert.equal(response.status, 200)
-        assert.equal(response.headers.get('ratelimit'), null)
+        assert.equal(response.headers.get('ratelimit-policy'), '"default";q=5;w=60')
+        assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${remaining};t=([1-9]|[1-5][0-9]|60)$`))
       }
-    } finally {
-      await server.close()
-    }
+    })
+
+    it('answers 429 rate_limited with Retry-After and the Error body past the quota', async () => {
+      const response = await get(server, '/pets')
+      assert.equal(response.status, 429)
+      const retryAfter = Number(response.headers.get('retry-after'))
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`)
+      assert.match(response.headers.get('ratelimit') ?? '', /^"default";r=0;t=\d+$/)
+      assert.equal((await errorBody(response)).code, 'rate_limited')
+      assert.equal((await get(server, '/pets/1')).status, 429, 'every operation counts')
+    })
+
+    it('counts each API key apart', async () => {
+      const response = await get(server, '/pets', { authorization: `Bearer ${OTHER_KEY}` })
+      assert.equal(response.status, 200)
+      assert.match(response.headers.get('ratelimit') ?? '', /^"default";r=4;/)
+    })
+
+    it('neither counts nor labels requests without a valid key', async () => {
+      const response = await fetch(`${server.api}/pets`, { headers: { authorization: 'Bearer wrong-key-0123456789' } })
+      assert.equal(response.status, 401)
+      assert.equal(response.headers.get('ratelimit'), null)
+      assert.equal((await fetch(`${server.origin}/healthz`)).headers.get('ratelimit'), null)
+    })
   })
-})
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: rate limit off (RATE_LIMIT=0)`, { skip: backend.skip }, () => {
+    it('sends no RateLimit headers and never answers 429', async () => {
+      const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '0' } })
+      try {
+        for (let i = 0; i < 20; i++) {
+          const response = await get(server, '/pets')
+          assert.equal(response.status, 200)
+          assert.equal(response.headers.get('ratelimit'), null)
+        }
+      } finally {
+        await server.close()
+      }
+    })
+  })
+}
 
 const redisUrl = process.env.TEST_REDIS_URL
 
@@ -91,62 +95,64 @@ class CuttableLink {
   }
 }
 describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis rate-limit tests skipped' : false }, () => {
-  for (const backend of backends()) describe(backend.name, { skip: backend.skip }, () => {
-    it('counts the requests of two instances together', async () => {
-      const database = await createTestDatabase(backend.name)
-      const env = { RATE_LIMIT: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-      const a = await startTestServer({ database, env })
-      const b = await startTestServer({ database, env })
-      try {
-        const statuses: number[] = []
-        for (const server of [a, b, a, b, a, b]) statuses.push((await get(server, '/pets')).status)
-        assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
-        const last = await get(b, '/pets')
-        assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
-        assert.equal(last.status, 429)
-        assert.equal((await get(a, '/pets')).status, 429)
-      } finally {
-        await a.close()
-        await b.close()
-        await database.drop()
-      }
-    })
-
-    it('fails open while Redis is cut off, and counts again once it is back', async () => {
-      const link = new CuttableLink(new URL(redisUrl!))
-      await link.open()
-      const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '3', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
-      try {
-        for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets')).status, 200)
-        assert.equal((await get(server, '/pets')).status, 429)
-        await link.cut()
-        for (let i = 0; i < 5; i++) {
-          const response = await get(server, '/pets')
-          assert.equal(response.status, 200, 'served, not limited and not a 500, while Redis is away')
-          assert.equal(response.headers.get('ratelimit'), null)
+  for (const backend of backends()) {
+    describe(backend.name, { skip: backend.skip }, () => {
+      it('counts the requests of two instances together', async () => {
+        const database = await createTestDatabase(backend.name)
+        const env = { RATE_LIMIT: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
+        const a = await startTestServer({ database, env })
+        const b = await startTestServer({ database, env })
+        try {
+          const statuses: number[] = []
+          for (const server of [a, b, a, b, a, b]) statuses.push((await get(server, '/pets')).status)
+          assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
+          const last = await get(b, '/pets')
+          assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
+          assert.equal(last.status, 429)
+          assert.equal((await get(a, '/pets')).status, 429)
+        } finally {
+          await a.close()
+          await b.close()
+          await database.drop()
         }
+      })
+
+      it('fails open while Redis is cut off, and counts again once it is back', async () => {
+        const link = new CuttableLink(new URL(redisUrl!))
         await link.open()
-        let status = 0
-        for (let i = 0; i < 50 && status !== 429; i++) {
-          await sleep(100)
-          status = (await get(server, '/pets')).status
+        const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '3', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
+        try {
+          for (let i = 0; i < 3; i++) assert.equal((await get(server, '/pets')).status, 200)
+          assert.equal((await get(server, '/pets')).status, 429)
+          await link.cut()
+          for (let i = 0; i < 5; i++) {
+            const response = await get(server, '/pets')
+            assert.equal(response.status, 200, 'served, not limited and not a 500, while Redis is away')
+            assert.equal(response.headers.get('ratelimit'), null)
+          }
+          await link.open()
+          let status = 0
+          for (let i = 0; i < 50 && status !== 429; i++) {
+            await sleep(100)
+            status = (await get(server, '/pets')).status
+          }
+          assert.equal(status, 429, 'the count in Redis applies again after reconnecting')
+        } finally {
+          await server.close()
+          await link.cut().catch(() => {})
         }
-        assert.equal(status, 429, 'the count in Redis applies again after reconnecting')
-      } finally {
-        await server.close()
-        await link.cut().catch(() => {})
-      }
-    })
+      })
 
-    it('fails open with a warning when Redis is unreachable', async () => {
-      const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '2', REDIS_URL: 'redis://127.0.0.1:1' } })
-      try {
-        for (let i = 0; i < 5; i++) assert.equal((await get(server, '/pets')).status, 200)
-        const warnings = server.logs().filter((line) => line.level === 40 && /rate limit/.test(String(line.msg)))
-        assert.ok(warnings.length >= 1 && warnings.length <= 2, `a warning, not one a request: ${warnings.length}`)
-      } finally {
-        await server.close()
-      }
+      it('fails open with a warning when Redis is unreachable', async () => {
+        const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '2', REDIS_URL: 'redis://127.0.0.1:1' } })
+        try {
+          for (let i = 0; i < 5; i++) assert.equal((await get(server, '/pets')).status, 200)
+          const warnings = server.logs().filter((line) => line.level === 40 && /rate limit/.test(String(line.msg)))
+          assert.ok(warnings.length >= 1 && warnings.length <= 2, `a warning, not one a request: ${warnings.length}`)
+        } finally {
+          await server.close()
+        }
+      })
     })
-  })
+  }
 })

@@ -3,42 +3,44 @@ import { after, before, describe, it } from 'node:test'
 import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 import { startBreakableServer } from '../support/unreadable-database.js'
 
-for (const backend of backends()) describe(`${backend.name}: health, readiness and docs`, { skip: backend.skip }, () => {
-  let server: TestServer
-  before(async () => { server = await startTestServer({ backend: backend.name }) })
-  after(async () => { await server.close() })
+for (const backend of backends()) {
+  describe(`${backend.name}: health, readiness and docs`, { skip: backend.skip }, () => {
+    let server: TestServer
+    before(async () => { server = await startTestServer({ backend: backend.name }) })
+    after(async () => { await server.close() })
 
-  it('answers /healthz and /readyz with 200 while the store answers', async () => {
-    assert.equal((await fetch(`${server.origin}/healthz`)).status, 200)
-    assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
-  })
+    it('answers /healthz and /readyz with 200 while the store answers', async () => {
+      assert.equal((await fetch(`${server.origin}/healthz`)).status, 200)
+      assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
+    })
 
-  it('serves the interactive reference at /docs with its assets from the package itself', async () => {
-    const page = await fetch(`${server.origin}/docs/`, { redirect: 'follow' })
-    assert.equal(page.status, 200)
-    const html = await page.text()
-    assert.match(html, /swagger-ui/i)
-    assert.ok(!/https?:\/\/(?!127\.0\.0\.1)[^"']*\.(js|css)/.test(html), 'no asset from another host')
-    for (const asset of [...html.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]!)) {
-      const response = await fetch(new URL(asset, `${server.origin}/docs/`))
-      assert.equal(response.status, 200, asset)
-    }
-  })
+    it('serves the interactive reference at /docs with its assets from the package itself', async () => {
+      const page = await fetch(`${server.origin}/docs/`, { redirect: 'follow' })
+      assert.equal(page.status, 200)
+      const html = await page.text()
+      assert.match(html, /swagger-ui/i)
+      assert.ok(!/https?:\/\/(?!127\.0\.0\.1)[^"']*\.(js|css)/.test(html), 'no asset from another host')
+      for (const asset of [...html.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]!)) {
+        const response = await fetch(new URL(asset, `${server.origin}/docs/`))
+        assert.equal(response.status, 200, asset)
+      }
+    })
 
-  it('turns /readyz to 503 unavailable, and the API to 503, when the database cannot be read', async () => {
-    const { server: broken, cutDatabase, close } = await startBreakableServer(backend.name)
-    try {
-      await cutDatabase()
-      const ready = await fetch(`${broken.origin}/readyz`)
-      assert.equal(ready.status, 503)
-      assert.equal((await errorBody(ready)).code, 'unavailable')
-      assert.equal(ready.headers.get('retry-after'), '1')
-      const list = await fetch(`${broken.api}/pets`, { headers: AUTH })
-      assert.equal(list.status, 503)
-      assert.equal((await errorBody(list)).code, 'unavailable')
-      assert.equal((await fetch(`${broken.origin}/healthz`)).status, 200, 'the process still lives')
-    } finally {
-      await close()
-    }
+    it('turns /readyz to 503 unavailable, and the API to 503, when the database cannot be read', async () => {
+      const { server: broken, cutDatabase, close } = await startBreakableServer(backend.name)
+      try {
+        await cutDatabase()
+        const ready = await fetch(`${broken.origin}/readyz`)
+        assert.equal(ready.status, 503)
+        assert.equal((await errorBody(ready)).code, 'unavailable')
+        assert.equal(ready.headers.get('retry-after'), '1')
+        const list = await fetch(`${broken.api}/pets`, { headers: AUTH })
+        assert.equal(list.status, 503)
+        assert.equal((await errorBody(list)).code, 'unavailable')
+        assert.equal((await fetch(`${broken.origin}/healthz`)).status, 200, 'the process still lives')
+      } finally {
+        await close()
+      }
+    })
   })
-})
+}

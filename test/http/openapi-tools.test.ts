@@ -87,7 +87,7 @@ describe('GET /v1/openapi.json with the tools people use', () => {
     assert.deepEqual(typeErrors(program), [])
 
     const wrong = join(dir, 'wrong.ts')
-    writeFileSync(wrong, PROGRAM.replace("categoryId: 7 }", "categoryID: 7 }"))
+    writeFileSync(wrong, PROGRAM.replace('categoryId: 7 }', 'categoryID: 7 }'))
     assert.ok(typeErrors(wrong).some((message) => message.includes('categoryID')), 'a misspelt field does not compile')
   })
 

@@ -11,45 +11,49 @@ import { backends, createTestDatabase } from '../helper.js'
 import { startCli } from '../support/cli.js'
 
 describe('migrations at the same moment', () => {
-  for (const postgres of backends('postgres')) it(`${postgres.name}: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once`, async () => {
-    const database = await createTestDatabase('postgres')
-    const stores = await Promise.all([openStore(database.url), openStore(database.url)])
-    try {
-      const applied = await Promise.all(stores.map(async (store) => await store.migrate()))
-      const all = POSTGRES_MIGRATIONS.map((m) => m.version)
-      assert.deepEqual(applied.flat().sort(), all, 'each version applied by exactly one of them')
-      assert.deepEqual(await Promise.all(stores.map(async (store) => await store.migrate())), [[], []])
+  for (const postgres of backends('postgres')) {
+    it(`${postgres.name}: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once`, async () => {
+      const database = await createTestDatabase('postgres')
+      const stores = await Promise.all([openStore(database.url), openStore(database.url)])
+      try {
+        const applied = await Promise.all(stores.map(async (store) => await store.migrate()))
+        const all = POSTGRES_MIGRATIONS.map((m) => m.version)
+        assert.deepEqual(applied.flat().sort(), all, 'each version applied by exactly one of them')
+        assert.deepEqual(await Promise.all(stores.map(async (store) => await store.migrate())), [[], []])
 
-      const client = new pg.Client({ connectionString: database.url })
-      await client.connect()
-      const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')
-      await client.end()
-      assert.deepEqual(rows.map((row) => row.version), all)
-    } finally {
-      await Promise.all(stores.map(async (store) => await store.close()))
-      await database.drop()
-    }
-  })
+        const client = new pg.Client({ connectionString: database.url })
+        await client.connect()
+        const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version')
+        await client.end()
+        assert.deepEqual(rows.map((row) => row.version), all)
+      } finally {
+        await Promise.all(stores.map(async (store) => await store.close()))
+        await database.drop()
+      }
+    })
+  }
 
-  for (const postgres of backends('postgres')) it(`${postgres.name}: a store waits for another instance's long migration, past its query timeout, instead of failing to start`, async () => {
-    const database = await createTestDatabase('postgres')
-    const other = new pg.Client({ connectionString: database.url })
-    await other.connect()
-    const store = await openStore(database.url, { timeoutMs: 300 })
-    try {
+  for (const postgres of backends('postgres')) {
+    it(`${postgres.name}: a store waits for another instance's long migration, past its query timeout, instead of failing to start`, async () => {
+      const database = await createTestDatabase('postgres')
+      const other = new pg.Client({ connectionString: database.url })
+      await other.connect()
+      const store = await openStore(database.url, { timeoutMs: 300 })
+      try {
       // The other instance holds the migration lock for a while (a slow migration).
-      await other.query('BEGIN')
-      await other.query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
-      const migrating = store.migrate()
-      await new Promise((resolve) => setTimeout(resolve, 1_000))
-      await other.query('COMMIT')
-      assert.deepEqual(await migrating, POSTGRES_MIGRATIONS.map((m) => m.version))
-    } finally {
-      await other.end()
-      await store.close()
-      await database.drop()
-    }
-  })
+        await other.query('BEGIN')
+        await other.query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
+        const migrating = store.migrate()
+        await new Promise((resolve) => setTimeout(resolve, 1_000))
+        await other.query('COMMIT')
+        assert.deepEqual(await migrating, POSTGRES_MIGRATIONS.map((m) => m.version))
+      } finally {
+        await other.end()
+        await store.close()
+        await database.drop()
+      }
+    })
+  }
 
   it('sqlite: a store migrating while another process is in the middle of migrating the same file waits for it, then has nothing to apply', async () => {
     const database = await createTestDatabase('sqlite')

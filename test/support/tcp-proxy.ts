@@ -70,7 +70,10 @@ export class TcpProxy {
 
   #accept (client: Socket): void {
     this.#track(client)
-    if (this.#cut === 'reset') return void client.resetAndDestroy()
+    if (this.#cut === 'reset') {
+      client.resetAndDestroy()
+      return
+    }
     if (this.#cut !== undefined) return // hang or stall: accepted, never answered
     const upstream = createConnection(this.#target)
     this.#track(upstream)
