@@ -22,6 +22,13 @@ export function configureConnection (db: Database.Database): void {
 // What Atomics.wait sleeps on between two tries.
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
+// SQLITE_BUSY and its extended codes, SQLITE_BUSY_RECOVERY (another connection is rebuilding
+// the WAL index after a crash) among them (https://www.sqlite.org/rescode.html#busy).
+function isBusy (err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+}
+
 /**
  * Runs `run` again after `pauseMs` while it fails with SQLITE_BUSY, for at most the busy
  * timeout. Two cases need it: two processes turning a fresh file to WAL at once (`petstore
@@ -35,7 +42,7 @@ export function retryWhileBusy<T> (run: () => T, pauseMs = 10): T {
     try {
       return run()
     } catch (err) {
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err
+      if (!isBusy(err) || Date.now() > deadline) throw err
       Atomics.wait(PAUSE, 0, 0, pauseMs)
     }
   }
