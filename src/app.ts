@@ -25,6 +25,7 @@ import { registerAccessLog } from './http/plugins/access-log.js'
 import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
+import { DeferredChildLogger } from './logger.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
 
@@ -55,6 +56,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    childLoggerFactory: (parent, bindings, options) => new DeferredChildLogger(parent, bindings, options),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
@@ -105,6 +107,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
 
   // Then the rate limit and the sunset, which need the caller.
   app.decorateRequest('caller', undefined)
+  app.decorateRequest('keyRequired', undefined)
   for (const hook of beforeRoute) app.addHook('onRequest', hook)
   if (config.rateLimit > 0) {
     registerRateLimit(app, {

@@ -11,7 +11,9 @@ import type { FastifyInstance } from 'fastify'
  */
 export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({
+    // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
+    app.log.info({
+      requestId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? '(no route)',
       status: reply.statusCode,

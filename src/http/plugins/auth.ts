@@ -10,6 +10,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated caller; set on every request under /v1 that passed auth. */
     caller: Caller | undefined
+    /** Whether the path needs a key; worked out once, by the first hook that asks. */
+    keyRequired: boolean | undefined
   }
 }
 
@@ -17,9 +19,13 @@ const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1); the token is RFC 6750's b64token.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
-export function requiresKey (url: string): boolean {
-  const path = url.split('?', 1)[0]!
-  return (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
+/** @example if (requiresKey(request)) reply.header('cache-control', 'no-store') */
+export function requiresKey (request: FastifyRequest): boolean {
+  if (request.keyRequired === undefined) {
+    const path = request.url.split('?', 1)[0]!
+    request.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
+  }
+  return request.keyRequired
 }
 
 /**
@@ -30,7 +36,7 @@ export function requiresKey (url: string): boolean {
 export function authenticate (verifier: ApiKeyVerifier): onRequestHookHandler {
   // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
   return (request, _reply, done) => {
-    if (!requiresKey(request.url)) return done()
+    if (!requiresKey(request)) return done()
     // Two Authorization headers are malformed credentials, even when one of them is right.
     const sent = request.raw.headersDistinct.authorization
     const token = sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined

@@ -11,6 +11,6 @@ const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
 
 /** @example app.addHook('onRequest', setResponseHeaders) */
 export const setResponseHeaders: onRequestHookHandler = (request, reply, done) => {
-  reply.headers(requiresKey(request.url) ? BEHIND_KEY : PUBLIC)
+  reply.headers(requiresKey(request) ? BEHIND_KEY : PUBLIC)
   done()
 }
