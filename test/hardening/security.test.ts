@@ -110,6 +110,8 @@ for (const backend of backends()) {
 
     it('answers a closed store with 503 unavailable and Retry-After, without SQL, stack or path', async () => {
       const server = await startTestServer({ backend: backend.name })
+      // A page served once is in the page cache: a closed store must not serve it again.
+      assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).status, 200)
       await server.store.close()
       try {
         for (const response of [

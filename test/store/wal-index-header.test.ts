@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
+import { openStore } from '../../src/store/open-store.js'
 import { openConnection } from '../../src/store/sqlite/connection.js'
 import { WalIndexHeader } from '../../src/store/sqlite/wal-index-header.js'
 
@@ -34,13 +35,75 @@ describe('sqlite: the WAL-index header tells of every commit', () => {
 
       // After a checkpoint that empties the WAL, the next commit starts it over from its first frame.
       writer.pragma('wal_checkpoint(TRUNCATE)')
-      header.changed()
+      header.changed() // whatever the checkpoint rewrote is seen now, not with the commit below
       writer.prepare('INSERT INTO t VALUES (?)').run(9)
       assert.equal(header.changed(), true, 'a commit at the start of a truncated WAL')
     } finally {
       header.close()
       reader.close()
       writer.close()
+    }
+  })
+})
+
+describe('sqlite: the store watches the header SQLite writes', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-link-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  it('follows a symbolic link to the database, as SQLite does, past a stale -shm next to the link', async () => {
+    const target = join(dir, 'target.db')
+    const link = join(dir, 'link.db')
+    const first = openConnection(target)
+    first.close()
+    symlinkSync(target, link)
+    writeFileSync(`${link}-shm`, Buffer.alloc(136, 7)) // left behind, never written by SQLite
+    const store = await openStore(`sqlite:${link}`)
+    const other = new Database(target)
+    try {
+      await store.migrate()
+      await store.listPets({ limit: 1 })
+      const version = store.petsVersion()
+      assert.equal(store.petsVersion(), version, 'nothing committed: the same version')
+      other.prepare("INSERT INTO pets (name, category_id, status) VALUES ('Rex', 3, 'available')").run()
+      assert.notEqual(store.petsVersion(), version, 'a commit by another connection moves the version')
+    } finally {
+      other.close()
+      await store.close()
+    }
+  })
+})
+
+/** The POSIX locks this process holds on `path`, as Linux lists them. */
+function locksHeldOn (path: string): number {
+  const inode = statSync(path).ino
+  return readFileSync('/proc/locks', 'utf8').split('\n')
+    .filter((line) => line.includes(' POSIX ') && line.split(/\s+/).includes(String(process.pid)) && line.includes(`:${inode} `)).length
+}
+
+describe('sqlite: closing a store keeps the locks of another store on the same file', { skip: existsSync('/proc/locks') ? false : 'needs /proc/locks (Linux)' }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-locks-'))
+  after(() => rmSync(dir, { recursive: true, force: true }))
+
+  // Closing any handle on a file drops every POSIX lock the process holds on it: a handle of
+  // the first store's own would take the second store's SQLite locks on the -shm with it.
+  it('leaves SQLite its locks on the -shm file while a store of this process still uses it', async () => {
+    const path = join(dir, 'pets.db')
+    const first = await openStore(`sqlite:${path}`)
+    await first.migrate()
+    await first.listPets({ limit: 1 })
+    first.petsVersion()
+    const second = await openStore(`sqlite:${path}`)
+    try {
+      await second.listPets({ limit: 1 })
+      second.petsVersion()
+      assert.ok(locksHeldOn(`${path}-shm`) > 0, 'SQLite holds a lock on the -shm file')
+    } finally {
+      await first.close()
+    }
+    try {
+      assert.ok(locksHeldOn(`${path}-shm`) > 0, 'still held after the first store closed')
+    } finally {
+      await second.close()
     }
   })
 })

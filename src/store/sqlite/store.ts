@@ -5,6 +5,7 @@
  * processes may open the same file: writers take the lock in turn (busy timeout).
  */
 import { randomBytes } from 'node:crypto'
+import { realpathSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import type { Pet } from '../../schemas/pets.js'
 import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../store.js'
@@ -43,7 +44,7 @@ export function openSqliteStore (path: string): Store {
   const writer = new SqliteWriter(path)
 
   // Moves when any connection commits: another process's, the writer thread's or this one's.
-  const walHeader = new WalIndexHeader(path)
+  const walHeader = new WalIndexHeader(realpathSync(path))
   let generation = 0
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
@@ -95,8 +96,8 @@ export function openSqliteStore (path: string): Store {
 
     async close () {
       await writer.close()
-      walHeader.close()
       if (db.open) db.close()
+      walHeader.close()
     },
 
     async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
