@@ -1,7 +1,7 @@
-import neostandard from 'neostandard'
+import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'bench/results/**'] }),
+  ...neostandard({ ts: true, ignores: resolveIgnoresFromGitignore() }),
   {
     rules: {
       // `void promise` marks a promise deliberately not awaited (its errors are handled inside).

@@ -82,7 +82,9 @@ interface TextOptions { minLength: number, maxLength: number, description?: stri
 TypeRegistry.Set<TextOptions>('Text', (schema, value) => {
   if (typeof value !== 'string' || !value.isWellFormed()) return false
   if (CONTROL.test(value) || ONLY_WHITE_SPACE.test(value)) return false
-  const codePoints = [...value].length
+  // Well formed: each code point past U+FFFF is a pair ending in one low surrogate, counted out.
+  let codePoints = value.length
+  for (let i = 0; i < value.length; i++) if ((value.charCodeAt(i) & 0xFC00) === 0xDC00) codePoints--
   return codePoints >= schema.minLength && codePoints <= schema.maxLength
 })
 

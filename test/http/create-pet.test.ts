@@ -26,6 +26,7 @@ const INVALID_BODIES: Array<[string, string, string]> = [
   ['an empty name', '{"name":"","categoryId":1}', 'name'],
   ['a name of white space only', '{"name":" \\t\\u3000\\u00a0","categoryId":1}', 'name'],
   ['a name of 256 characters', `{"name":"${tooLong}","categoryId":1}`, 'name'],
+  ['a name of 256 emoji (512 UTF-16 units)', `{"name":"${'🐕'.repeat(256)}","categoryId":1}`, 'name'],
   ['a NUL in the name', '{"name":"R\\u0000x","categoryId":1}', 'name'],
   ['a control character in the name', '{"name":"R\\u0007x","categoryId":1}', 'name'],
   ['a lone surrogate in the name', '{"name":"R\\ud800x","categoryId":1}', 'name'],
