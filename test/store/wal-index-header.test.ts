@@ -8,12 +8,12 @@ import { openStore } from '../../src/store/open-store.js'
 import { openConnection } from '../../src/store/sqlite/connection.js'
 import { WalIndexHeader } from '../../src/store/sqlite/wal-index-header.js'
 
-describe('sqlite: the WAL-index header tells of every commit', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-header-'))
-  after(() => rmSync(dir, { recursive: true, force: true }))
+const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-header-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
 
+describe('sqlite: the WAL-index header tells of every commit', () => {
   it('changes with each commit of another connection, and not with reads or a checkpoint', () => {
-    const path = join(dir, 'pets.db')
+    const path = join(dir, 'commits.db')
     const header = new WalIndexHeader(path)
     const writer = openConnection(path)
     const reader = new Database(path, { readonly: true })
@@ -47,9 +47,6 @@ describe('sqlite: the WAL-index header tells of every commit', () => {
 })
 
 describe('sqlite: the store watches the header SQLite writes', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-link-'))
-  after(() => rmSync(dir, { recursive: true, force: true }))
-
   it('follows a symbolic link to the database, as SQLite does, past a stale -shm next to the link', async () => {
     const target = join(dir, 'target.db')
     const link = join(dir, 'link.db')
@@ -81,13 +78,10 @@ function locksHeldOn (path: string): number {
 }
 
 describe('sqlite: closing a store keeps the locks of another store on the same file', { skip: existsSync('/proc/locks') ? false : 'needs /proc/locks (Linux)' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-wal-locks-'))
-  after(() => rmSync(dir, { recursive: true, force: true }))
-
   // Closing any handle on a file drops every POSIX lock the process holds on it: a handle of
   // the first store's own would take the second store's SQLite locks on the -shm with it.
   it('leaves SQLite its locks on the -shm file while a store of this process still uses it', async () => {
-    const path = join(dir, 'pets.db')
+    const path = join(dir, 'two-stores.db')
     const first = await openStore(`sqlite:${path}`)
     await first.migrate()
     await first.listPets({ limit: 1 })
