@@ -41,8 +41,12 @@ export function toAppError (err: unknown): AppError {
   return new AppError('internal_error', 'the server failed to answer; the request id identifies it in the logs')
 }
 
-export function sendError (reply: FastifyReply, error: AppError): FastifyReply {
-  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
+/**
+ * Sends the Error body. Handlers call it and return nothing: a returned reply is a
+ * thenable, which Fastify waits on with listeners on the response.
+ */
+export function sendError (reply: FastifyReply, error: AppError): void {
+  reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())
 }
 
 /**
@@ -56,11 +60,12 @@ export function registerErrorHandling (app: FastifyInstance): void {
     } else if (error.code === 'unavailable') {
       request.log.warn({ err: (err as Error).cause ?? err }, 'store unavailable')
     }
-    return sendError(reply, error)
+    sendError(reply, error)
   })
 
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.url)}: no such route; see /v1/openapi.json`)))
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.url)}: no such route; see /v1/openapi.json`))
+  })
 }
 
 function pathOf (url: string): string {
@@ -78,7 +83,7 @@ export function frameworkErrorHandlerFor (beforeRoute: readonly onRequestHookHan
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const run = (index: number) => (hookError?: unknown): void => {
       if ((hookError !== undefined && hookError !== null) || index === beforeRoute.length) {
-        void sendError(reply, toAppError(hookError ?? err))
+        sendError(reply, toAppError(hookError ?? err))
         return
       }
       try {

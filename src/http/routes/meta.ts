@@ -46,6 +46,7 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
   app.get('/v1/openapi.yaml', { schema: hide, config: { operation: 'openapi' } }, async (request, reply) => {
     // The YAML writer is loaded on the first request for it, not carried by every instance.
     const { stringify } = await import('yaml')
-    return reply.type('application/yaml').send(stringify(openApiDocumentFor(app, request, options)))
+    reply.type('application/yaml')
+    return stringify(openApiDocumentFor(app, request, options))
   })
 }
