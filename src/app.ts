@@ -18,7 +18,7 @@ import { registerJsonBody } from './http/json-body.js'
 import { authenticate } from './http/plugins/auth.js'
 import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
-import { requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
+import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { setResponseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
@@ -55,7 +55,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'requestId' }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     childLoggerFactory: (parent, bindings, options) => new DeferredChildLogger(parent, bindings, options),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     requestIdHeader: false,

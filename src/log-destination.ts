@@ -7,13 +7,12 @@
  * three times as much per line (docs/decisions.md).
  */
 import { writeSync } from 'node:fs'
+import { sleepSync } from './sleep-sync.js'
 
 // A full non-blocking pipe: what is left is tried again a little later.
 const RETRY_MS = 10
 // At exit, how long to wait for a full pipe to drain before the last lines are given up.
 const EXIT_PATIENCE_MS = 1_000
-// What Atomics.wait sleeps on between two tries at exit.
-const SLEEP = new Int32Array(new SharedArrayBuffer(4))
 
 function isWouldBlock (err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code
@@ -58,7 +57,7 @@ export class TurnWriter {
   /** Writes everything pending now, waiting (at most a second) for a full pipe. */
   flushSync (): void {
     const deadline = Date.now() + EXIT_PATIENCE_MS
-    while (!this.#writeAll() && Date.now() < deadline) Atomics.wait(SLEEP, 0, 0, RETRY_MS)
+    while (!this.#writeAll() && Date.now() < deadline) sleepSync(RETRY_MS)
   }
 
   /** @returns false when the fd would block, with what is left kept for the next try */

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify'
+import { REQUEST_ID_LOG_LABEL } from './request-id.js'
 
 /**
  * One log line per request. The route pattern stands in for the URL, so nothing a
@@ -13,7 +14,7 @@ export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
     app.log.info({
-      requestId: request.id,
+      [REQUEST_ID_LOG_LABEL]: request.id,
       method: request.method,
       route: request.routeOptions.url ?? '(no route)',
       status: reply.statusCode,

@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
+import { sleepSync } from '../../sleep-sync.js'
 
 // Writers of other threads and processes (the writer thread, WORKERS, the CLI) hold the lock for one transaction at most.
 const BUSY_TIMEOUT_MS = 5000
@@ -18,9 +19,6 @@ export function configureConnection (db: Database.Database): void {
   db.pragma('synchronous = FULL')
   db.defaultSafeIntegers(true)
 }
-
-// What Atomics.wait sleeps on between two tries.
-const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
 // SQLITE_BUSY and its extended codes, SQLITE_BUSY_RECOVERY (another connection is rebuilding
 // the WAL index after a crash) among them (https://www.sqlite.org/rescode.html#busy).
@@ -43,7 +41,7 @@ export function retryWhileBusy<T> (run: () => T, pauseMs = 10): T {
       return run()
     } catch (err) {
       if (!isBusy(err) || Date.now() > deadline) throw err
-      Atomics.wait(PAUSE, 0, 0, pauseMs)
+      sleepSync(pauseMs)
     }
   }
 }
