@@ -42,8 +42,9 @@ export function toAppError (err: unknown): AppError {
 }
 
 /**
- * Sends the Error body. Handlers call it and return nothing: a returned reply is a
- * thenable, which Fastify waits on with listeners on the response.
+ * Sends the Error body. Synchronous handlers call it and return nothing (a returned reply
+ * is a thenable, which Fastify waits on with listeners on the response); async handlers
+ * throw the AppError instead, since Fastify sends again what an async handler returns.
  */
 export function sendError (reply: FastifyReply, error: AppError): void {
   reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(error.toBody())

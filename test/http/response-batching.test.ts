@@ -3,13 +3,9 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { registerResponseBatching } from '../../src/http/plugins/response-batching.js'
+import { sleepSync } from '../../src/sleep-sync.js'
 import { TEST_KEY, startTestServer, type TestServer } from '../helper.js'
 import { openRaw } from '../hardening/raw-http.js'
-
-/** Blocks this thread, server included, so what the clients send meanwhile is read in one turn. */
-function blockFor (ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms)
-}
 
 /**
  * Sends each request on its own connection, all read by the server in one turn; returns
@@ -45,7 +41,8 @@ async function inOneTurn (server: Server, origin: string, requests: string[]): P
     const connections = await Promise.all(requests.map(async () => await openRaw(origin)))
     await allAccepted
     connections.forEach((connection, index) => connection.write(requests[index]!))
-    blockFor(100)
+    // Blocks this thread, server included, so what the clients sent meanwhile is read in one turn.
+    sleepSync(100)
     const responses = await Promise.all(connections.map(async (connection) => await connection.response))
     await nextTurn
     return { events, statuses: responses.map((response) => response.status) }

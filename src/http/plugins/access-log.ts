@@ -13,13 +13,14 @@ import { REQUEST_ID_LOG_LABEL } from './request-id.js'
 export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
+    // A literal key, checked against the label: a computed one makes V8 add every field one by one.
     app.log.info({
-      [REQUEST_ID_LOG_LABEL]: request.id,
+      requestId: request.id,
       method: request.method,
       route: request.routeOptions.url ?? '(no route)',
       status: reply.statusCode,
       micros: Math.round(reply.elapsedTime * 1000)
-    }, 'request')
+    } satisfies { [REQUEST_ID_LOG_LABEL]: string, [field: string]: unknown }, 'request')
     done()
   })
 }

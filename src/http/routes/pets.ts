@@ -107,8 +107,8 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 
 /**
  * Handlers return the body, never the reply: an async handler's returned reply is a
- * thenable, which Fastify waits on with listeners on the response (7 to 8 % of the
- * CPU time of a list or a get, docs/performance.md).
+ * thenable, which Fastify waits on with listeners on the response (docs/performance.md
+ * has the measurements).
  */
 export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
