@@ -108,12 +108,16 @@ export class PetCatalogue {
    * An animal by id, as its JSON body. Read from the database every time: the indexed
    * read that builds the JSON (2.5 µs in a loop) stays flat where ids are too many for a
    * cache to hit, and a hit would still pay the cache's 0.9 µs check that it is valid.
+   * Answered at once where the store answers at once (SQLite), else with a promise.
    */
-  async getPetJson (id: Int64): Promise<string> {
-    const json = await this.#store.findPetJson(id)
-    if (json === undefined) throw new AppError('not_found', `petId: no animal with id ${id}`)
-    return json
+  getPetJson (id: Int64): string | Promise<string> {
+    const json = this.#store.findPetJson(id)
+    return json instanceof Promise ? json.then((found) => found ?? notFound(id)) : json ?? notFound(id)
   }
+}
+
+function notFound (id: Int64): never {
+  throw new AppError('not_found', `petId: no animal with id ${id}`)
 }
 
 /** "Same body" means the same JSON value: key order and spacing do not count. */

@@ -12,8 +12,9 @@ export function storeUnavailable (): AppError {
   return new AppError('unavailable', 'the database is unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) })
 }
 
-// Methods that answer at once, on the hot path: wrapped without a promise.
-const SYNCHRONOUS = new Set<string>(['petsVersion'] satisfies Array<keyof Store>)
+// Methods on the hot path that may answer at once: wrapped without a promise of their own
+// (the rejection of a promise they return is translated all the same).
+const AT_ONCE = new Set<string>(['petsVersion', 'findPetJson'] satisfies Array<keyof Store>)
 
 /**
  * Wraps each call of the store so that `classify(err)` decides which errors mean
@@ -29,9 +30,14 @@ export function translateStoreErrors (store: Store, isUnavailable: (err: unknown
   const wrapped: Record<string, unknown> = { kind: store.kind }
   for (const [name, value] of Object.entries(store)) {
     if (typeof value !== 'function') continue
-    if (SYNCHRONOUS.has(name)) {
+    if (AT_ONCE.has(name)) {
       wrapped[name] = (...args: unknown[]) => {
-        try { return value.apply(store, args) } catch (err) { throw translate(err) }
+        try {
+          const result: unknown = value.apply(store, args)
+          return result instanceof Promise ? result.catch((err: unknown) => { throw translate(err) }) : result
+        } catch (err) {
+          throw translate(err)
+        }
       }
     } else if (name === 'exportPets') {
       wrapped[name] = async function * (...args: unknown[]) {

@@ -61,8 +61,11 @@ export interface Store {
   close (): Promise<void>
 
   listPets (options: ListPetsOptions): Promise<Pet[]>
-  /** One animal as the API's JSON body (the Pet schema's bytes), built by the database. */
-  findPetJson (id: Int64): Promise<string | undefined>
+  /**
+   * One animal as the API's JSON body (the Pet schema's bytes), built by the database.
+   * A store that can answer at once does (SQLite): a get then makes no promise.
+   */
+  findPetJson (id: Int64): string | undefined | Promise<string | undefined>
   /**
    * Creates animals in one transaction and one durable commit (group commit).
    * An idempotency key seen before (within `idempotencyTtlMs`) replays its animal

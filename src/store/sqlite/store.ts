@@ -107,7 +107,7 @@ export function openSqliteStore (path: string): Store {
       return rows.map(rowToPet)
     },
 
-    async findPetJson (id) {
+    findPetJson (id) {
       return findPetJson(sql, id)
     },
 
