@@ -88,14 +88,6 @@ for (const backend of backends()) {
         'deeply nested objects': `${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}`,
         'duplicate keys with different values': '{"name":"a","name":"b","categoryId":1}'
       }
-      for (const [what, body] of Object.entries(malformed)) {
-        it(`answers 400 for ${what}`, async () => {
-          const response = await post(server, '/pets', body)
-          assert.equal(response.status, 400)
-          assert.match((await errorBody(response)).code, /^(malformed_json|validation_failed)$/)
-        })
-      }
-
       const invalid: Record<string, string> = {
         'a lone high surrogate': '{"name":"a\\ud800b","categoryId":1}',
         'a lone low surrogate': '{"name":"\\udc00","categoryId":1}',
@@ -112,7 +104,7 @@ for (const backend of backends()) {
         'an array body': '[{"name":"a","categoryId":1}]',
         'a string body': '"name"'
       }
-      for (const [what, body] of Object.entries(invalid)) {
+      for (const [what, body] of [...Object.entries(malformed), ...Object.entries(invalid)]) {
         it(`answers 400 for ${what}`, async () => {
           const response = await post(server, '/pets', body)
           assert.equal(response.status, 400)
