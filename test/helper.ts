@@ -56,6 +56,13 @@ export async function createTestDatabase (backend: Backend['name']): Promise<Tes
   return await createSchema(adminUrl, 'test')
 }
 
+/** The store of a test database, its tables made. */
+export async function openMigratedStore (database: TestDatabase, postgres?: PostgresOptions): Promise<Store> {
+  const store = await openStore(database.url, postgres)
+  await store.migrate()
+  return store
+}
+
 export interface TestServer {
   /** Base URL of the API, ending in /v1. */
   api: string
@@ -100,8 +107,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
       done()
     }
   })
-  const store = await openStore(database.url, options.postgres)
-  await store.migrate()
+  const store = await openMigratedStore(database, options.postgres)
   const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
   return {

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { parseExactJson } from '../../src/client/exact-json.js'
 import { PetCatalogue } from '../../src/domain/pets.js'
-import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 
 const caller = { keyName: 'test', keyHash: 'a'.repeat(64) }
 
@@ -14,8 +13,7 @@ for (const backend of backends()) {
     let store: Store
     before(async () => {
       database = await createTestDatabase(backend.name)
-      store = await openStore(database.url)
-      await store.migrate()
+      store = await openMigratedStore(database)
     })
     after(async () => {
       await store?.close()

@@ -4,7 +4,7 @@ import pg from 'pg'
 import { isAppError } from '../../src/domain/errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
@@ -14,8 +14,7 @@ for (const postgres of backends('postgres')) {
     let store: Store
     before(async () => {
       database = await createTestDatabase('postgres')
-      store = await openStore(database.url)
-      await store.migrate()
+      store = await openMigratedStore(database)
     })
     after(async () => {
       await store?.close()

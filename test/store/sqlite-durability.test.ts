@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { createTestDatabase, type TestDatabase } from '../helper.js'
-import { openStore } from '../../src/store/open-store.js'
+import { createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 import { configureConnection } from '../../src/store/sqlite/connection.js'
 import type { Store } from '../../src/store/store.js'
 
@@ -13,8 +12,7 @@ describe('SQLite store', () => {
   before(async () => {
     database = await createTestDatabase('sqlite')
     path = database.url.slice('sqlite:'.length)
-    store = await openStore(database.url)
-    await store.migrate()
+    store = await openMigratedStore(database)
   })
   after(async () => {
     await store.close()
