@@ -31,6 +31,30 @@ for (const backend of backends()) {
       assert.equal((await errorBody(response)).code, 'validation_failed')
     })
 
+    it('answers 401 to targets the router reads as under /v1: percent-encoded, absolute-form', async () => {
+      for (const target of ['/%761/pets', '/%76%31/pets/1', '/v%31/pets?limit=1', 'http://x/v1/pets', 'HTTP://x/v1/pets/1']) {
+        const response = await rawRequest(server.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+        assert.equal(response.status, 401, `${target}: ${response.body}`)
+        assert.equal(response.headers['cache-control'], 'no-store', target)
+        assert.equal(JSON.parse(response.body).code, 'unauthorized', target)
+      }
+      const body = '{"name":"no key","categoryId":1}'
+      for (const target of ['/v%31/pets', 'http://x/v1/pets']) {
+        const response = await rawRequest(server.origin,
+          `POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+        assert.equal(response.status, 401, `${target}: ${response.body}`)
+      }
+      const animals = await (await fetch(`${server.api}/pets?limit=100`, { headers: AUTH })).json() as Array<{ name: string }>
+      assert.ok(!animals.some((animal) => animal.name === 'no key'), 'nothing was created without a key')
+    })
+
+    it('serves what is public whatever the spelling of its path', async () => {
+      for (const target of ['/v1/openapi%2Ejson', 'http://x/v1/openapi.json', '/%68ealthz']) {
+        const response = await rawRequest(server.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+        assert.equal(response.status, 200, target)
+      }
+    })
+
     it('answers 401 with the plain challenge to Authorization sent twice, even when one is valid', async () => {
       for (const second of [`Bearer ${TEST_KEY}`, 'Bearer unknown-key-0123456789abcdef']) {
         const response = await rawRequest(server.origin,

@@ -19,13 +19,27 @@ const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1); the token is RFC 6750's b64token.
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
-/** @example if (requiresKey(request)) reply.header('cache-control', 'no-store') */
+const ABSOLUTE_FORM_ORIGIN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?]*/
+const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g
+
+/**
+ * Decided on the path the router reads, not on the raw request target: a matched route's
+ * own pattern, else the target's path without an absolute-form origin, percent-decoded,
+ * so that neither `/%761/pets` nor `http://host/v1/pets` is a way around the key.
+ * @example if (requiresKey(request)) reply.header('cache-control', 'no-store')
+ */
 export function requiresKey (request: FastifyRequest): boolean {
   if (request.keyRequired === undefined) {
-    const path = request.url.split('?', 1)[0]!
+    const path = request.routeOptions.url ?? routerPathOf(request.url)
     request.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
   }
   return request.keyRequired
+}
+
+/** @example routerPathOf('http://x/%761/pets?limit=1') // '/v1/pets' */
+function routerPathOf (target: string): string {
+  const path = target.replace(ABSOLUTE_FORM_ORIGIN, '').split('?', 1)[0]!
+  return path.includes('%') ? path.replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : path
 }
 
 /**
