@@ -51,7 +51,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [stampRequestId, setResponseHeaders, checkHost, deprecationHeaders(deprecation), checkRequest, authenticate(verifier)]
+  const beforeRoute = [stampRequestId, setResponseHeaders, checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.

@@ -48,6 +48,20 @@ for (const backend of backends()) {
       assert.ok(!animals.some((animal) => animal.name === 'no key'), 'nothing was created without a key')
     })
 
+    it('answers 401 before the request checks: a header sent twice, a long target, many header fields', async () => {
+      const many = Array.from({ length: 600 }, (_, i) => `X-${i}: a\r\n`).join('')
+      for (const request of [
+        'POST /v1/pets HTTP/1.1\r\nHost: x\r\nIdempotency-Key: k1\r\nIdempotency-Key: k2\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+        'GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n\r\n',
+        `GET /v1/pets?x=${'a'.repeat(9_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        `GET /v1/pets HTTP/1.1\r\nHost: x\r\n${many}\r\n`
+      ]) {
+        const response = await rawRequest(server.origin, request)
+        assert.equal(response.status, 401, `${request.slice(0, 40)}: ${response.body}`)
+        assert.equal(JSON.parse(response.body).code, 'unauthorized')
+      }
+    })
+
     it('serves what is public whatever the spelling of its path', async () => {
       for (const target of ['/v1/openapi%2Ejson', 'http://x/v1/openapi.json', '/%68ealthz']) {
         const response = await rawRequest(server.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)

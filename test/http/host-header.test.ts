@@ -24,6 +24,25 @@ for (const backend of backends()) {
       })
     }
 
+    it('answers 400 naming Host to Host sent twice, key or no key, with no link built from either', async () => {
+      for (const [path, auth] of [['/v1/pets/1', AUTH_LINE], ['/v1/pets/1', ''], ['/v1/pets', AUTH_LINE]]) {
+        const response = await rawRequest(server.origin, `GET ${path} HTTP/1.1\r\nHost: a>; rel="x", <http://evil\r\nHost: ok\r\n${auth}\r\n`)
+        assert.equal(response.status, 400, `${path}: ${response.body}`)
+        assert.equal(JSON.parse(response.body).message, 'Host: must be sent once')
+        assert.equal(response.headers.link, undefined, 'no link is built from an unchecked Host')
+      }
+    })
+
+    it('builds links from the address the request came in on when HTTP/1.0 sends no Host', async () => {
+      const origin = server.origin.replace(/[.[\]]/g, '\\$&')
+      const created = await rawRequest(server.origin,
+        `POST /v1/pets HTTP/1.0\r\n${AUTH_LINE}Content-Type: application/json\r\nContent-Length: 27\r\n\r\n{"name":"a","categoryId":1}`)
+      assert.equal(created.status, 201, created.body)
+      assert.match(created.headers.location ?? '', new RegExp(`^${origin}/v1/pets/[0-9]+$`))
+      const deprecated = await rawRequest(server.origin, `GET /v1/pets/1 HTTP/1.0\r\n${AUTH_LINE}\r\n`)
+      assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs>; rel="deprecation"`))
+    })
+
     for (const host of ['api.example.com', 'api.example.com:8443', '127.0.0.1:8080', '[::1]:8080', '[2001:db8::1]', 'xn--bcher-kva.example']) {
       it(`builds links from Host: ${host}`, async () => {
         const response = await rawRequest(server.origin,

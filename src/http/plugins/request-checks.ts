@@ -1,7 +1,7 @@
 /**
- * Protocol checks Node's parser leaves to the application, run before auth like
- * the parser's own: Host, the request target's length, the headers' size, and
- * headers that must come once.
+ * Protocol checks Node's parser leaves to the application: Host before auth (the
+ * 401 of getPet carries a Link built from it), then, after auth (401 comes first),
+ * the request target's length, the headers' size, and headers that must come once.
  */
 import type { onRequestHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
@@ -10,8 +10,9 @@ import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../error-handler.js'
 const MAX_HEADER_FIELDS = 500
 
 // Two values of these would be read differently by different components (RFC 9110 §5.3);
-// two Authorization headers are malformed credentials, a 401 of the auth hook.
-const SINGLE_HEADERS = ['host', 'content-type', 'idempotency-key'] as const
+// two Authorization headers are malformed credentials, a 401 of the auth hook, and two
+// Host headers a 400 of checkHost.
+const SINGLE_HEADERS = ['content-type', 'idempotency-key'] as const
 
 // Host flows into Link, Location and the OpenAPI servers: only host[:port] (RFC 3986
 // reg-name or IPv4) or [IPv6][:port], so no client can forge a link through it.
@@ -26,13 +27,14 @@ export const checkHost: onRequestHookHandler = (request, _reply, done) => {
   if (request.raw.httpVersion === '1.1' && host === undefined) {
     throw new AppError('validation_failed', 'Host: is required in HTTP/1.1')
   }
+  if ((host?.length ?? 0) > 1) throw new AppError('validation_failed', 'Host: must be sent once')
   if (host?.length === 1 && !HOST.test(host[0]!)) {
     throw new AppError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
   }
   done()
 }
 
-/** @example app.addHook('onRequest', checkRequest) // after the deprecation headers, before auth */
+/** @example app.addHook('onRequest', checkRequest) // after the deprecation headers and auth */
 export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
   if (Buffer.byteLength(request.raw.url ?? '') > URL_LIMIT_BYTES) {
     throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
