@@ -49,6 +49,19 @@ for (const backend of backends()) {
       }
     })
 
+    it('accepts every key PETSTORE_API_KEYS takes, beyond RFC 6750\'s token characters', async () => {
+      const keys = ['weird!key#0123456789', 'key"with<all>kinds@of$chars%&*()[]{}|;:?']
+      const other = await startTestServer({ database: server.database, env: { PETSTORE_API_KEYS: keys.join(',') } })
+      try {
+        for (const key of keys) {
+          assert.equal((await fetch(`${other.api}/pets`, { headers: { authorization: `Bearer ${key}` } })).status, 200, key)
+        }
+        assert.equal((await fetch(`${other.api}/pets`, { headers: { authorization: `Bearer ${keys[0]}x` } })).status, 401)
+      } finally {
+        await other.close()
+      }
+    })
+
     it('accepts a key issued into the store, and refuses it once revoked', async () => {
       const key = await issueApiKey(server.store, 'alice')
       assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${key}` } })).status, 200)
