@@ -35,6 +35,8 @@ export class CursorCodec {
     if (payloadText === undefined || signatureText === undefined || extra !== undefined) throw invalid
     const payload = Buffer.from(payloadText, 'base64url')
     const signature = Buffer.from(signatureText, 'base64url')
+    // Node's decoder skips padding, stray characters and unused low bits: only the one spelling encode() makes is the cursor.
+    if (payload.toString('base64url') !== payloadText || signature.toString('base64url') !== signatureText) throw invalid
     if (signature.length !== SIGNATURE_BYTES || !timingSafeEqual(signature, this.#sign(payload))) throw invalid
     const match = /^([0-9]{1,19}):([a-z]*)$/.exec(payload.toString())
     if (match === null) throw invalid

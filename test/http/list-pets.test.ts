@@ -120,6 +120,20 @@ for (const backend of backends()) {
       assert.match(otherStatus.message, /^cursor: .*status/)
     })
 
+    it('answers 400 for a cursor spelled otherwise than it was sent, though it decodes to the same bytes', async () => {
+      const cursor = new URL(nextLink(await get(server, '/pets?limit=2'))!).searchParams.get('cursor')!
+      const [payload, signature] = cursor.split('.') as [string, string]
+      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'
+      // The last of 22 characters for 16 bytes carries 2 bits; its 4 low bits are dropped by the decoder.
+      const lowBitFlipped = signature.slice(0, -1) + alphabet[alphabet.indexOf(signature.at(-1)!) ^ 1]!
+      assert.deepEqual(Buffer.from(lowBitFlipped, 'base64url'), Buffer.from(signature, 'base64url'))
+      for (const bad of [`${payload}.${lowBitFlipped}`, `${cursor}=`, `${cursor}==`, `${payload}=.${signature}`, `${payload}.${signature.slice(0, 4)}!${signature.slice(4)}`]) {
+        const body = await errorBody(await get(server, `/pets?limit=2&cursor=${encodeURIComponent(bad)}`))
+        assert.equal(body.code, 'validation_failed', bad)
+      }
+      assert.equal((await get(server, `/pets?limit=2&cursor=${encodeURIComponent(cursor)}`)).status, 200)
+    })
+
     it('builds absolute links from PUBLIC_BASE_URL when it is set', async () => {
       const configured = await startTestServer({ backend: backend.name, env: { PUBLIC_BASE_URL: 'https://api.example.com/v1' } })
       try {
