@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { AppError, isAppError } from '../domain/errors.js'
+import { CLIENT_CLOSED_REQUEST, logRequest } from './plugins/access-log.js'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
 export const HEADER_LIMIT_BYTES = 16 * 1024
@@ -55,6 +56,13 @@ export function sendError (reply: FastifyReply, error: AppError): void {
  */
 export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (request.raw.aborted) {
+      // The client closed the connection while sending its request: no one to answer, and no
+      // fault of the server's. Its request line is written here, since no response will be.
+      logRequest(request, reply, CLIENT_CLOSED_REQUEST)
+      reply.hijack()
+      return
+    }
     const error = toAppError(err)
     if (error.code === 'internal_error') {
       request.log.error({ err }, 'internal error')

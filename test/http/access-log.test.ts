@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { registerAccessLog } from '../../src/http/plugins/access-log.js'
-import { get, post, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, get, post, startTestServer, type TestServer } from '../helper.js'
 
 describe('the access log', () => {
   let server: TestServer
@@ -35,6 +37,24 @@ describe('the access log', () => {
     const line = lineOf(response)
     assert.equal(line.route, '(no route)')
     assert.ok(!JSON.stringify(line).includes('secret'))
+  })
+
+  it('writes the line of a client that left mid-body with status 499, and no error', async () => {
+    const socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
+    await once(socket, 'connect')
+    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-mid-body\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
+    await sleep(100)
+    socket.destroy()
+    let lines: Array<Record<string, unknown>> = []
+    for (let waited = 0; lines.length === 0 && waited < 2_000; waited += 20) {
+      await sleep(20)
+      lines = server.logs().filter((entry) => entry.requestId === 'left-mid-body')
+    }
+    await sleep(200)
+    lines = server.logs().filter((entry) => entry.requestId === 'left-mid-body')
+    assert.deepEqual(lines.map(({ msg, level, route, status }) => ({ msg, level, route, status })),
+      [{ msg: 'request', level: 30, route: '/v1/pets', status: 499 }])
   })
 })
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { REQUEST_ID_LOG_LABEL } from './request-id.js'
 
 /**
@@ -12,15 +12,26 @@ import { REQUEST_ID_LOG_LABEL } from './request-id.js'
  */
 export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
-    // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
-    // A literal key, checked against the label: a computed one makes V8 add every field one by one.
-    app.log.info({
-      requestId: request.id,
-      method: request.method,
-      route: request.routeOptions.url ?? '(no route)',
-      status: reply.statusCode,
-      micros: Math.round(reply.elapsedTime * 1000)
-    } satisfies { [REQUEST_ID_LOG_LABEL]: string, [field: string]: unknown }, 'request')
+    logRequest(request, reply, reply.statusCode)
     done()
   })
+}
+
+/** The status logged for a client that closed its connection before its request was read, as nginx logs it. */
+export const CLIENT_CLOSED_REQUEST = 499
+
+/**
+ * The request line; also written by the error handler for a request whose client left, which gets no response.
+ * @example logRequest(request, reply, CLIENT_CLOSED_REQUEST)
+ */
+export function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
+  // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
+  // A literal key, checked against the label: a computed one makes V8 add every field one by one.
+  request.server.log.info({
+    requestId: request.id,
+    method: request.method,
+    route: request.routeOptions.url ?? '(no route)',
+    status,
+    micros: Math.round(reply.elapsedTime * 1000)
+  } satisfies { [REQUEST_ID_LOG_LABEL]: string, [field: string]: unknown }, 'request')
 }
