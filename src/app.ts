@@ -20,7 +20,7 @@ import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.j
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
-import { setResponseHeaders } from './http/plugins/response-headers.js'
+import { responseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
@@ -50,8 +50,9 @@ export interface App extends FastifyInstance {
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  let draining = false
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [stampRequestId, setResponseHeaders, checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
+  const beforeRoute = [stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -87,7 +88,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     }
   }) as unknown as App
 
-  let draining = false
   app.startDraining = () => { draining = true }
 
   const metrics = new Metrics()

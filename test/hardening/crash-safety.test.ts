@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { Agent, get as httpGet } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
@@ -142,6 +143,28 @@ describe('SIGTERM drains', () => {
     assert.equal(during.status, 201)
     const response = await slow.finish()
     assert.equal(response.status, 201, response.body)
+    assert.equal(await server.exited, 0, server.output())
+  })
+
+  it('closes each connection after its response while draining, so keep-alive clients stop reusing it', async () => {
+    const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    const send = async (): Promise<{ reused: boolean, connection: string | undefined, status: number | undefined }> =>
+      await new Promise((resolve, reject) => {
+        const request = httpGet(`${server.origin}/v1/pets?limit=1`, { agent, headers: AUTH }, (response) => {
+          response.resume()
+          response.once('end', () => resolve({ reused: request.reusedSocket, connection: response.headers.connection, status: response.statusCode }))
+        }).once('error', reject)
+      })
+    try {
+      assert.deepEqual(await send(), { reused: false, connection: 'keep-alive', status: 200 })
+      server.child.kill('SIGTERM')
+      await sleep(300)
+      assert.deepEqual(await send(), { reused: true, connection: 'close', status: 200 }, 'served on the open connection, which then closes')
+      assert.deepEqual(await send(), { reused: false, connection: 'close', status: 200 }, 'a new connection during the delay')
+    } finally {
+      agent.destroy()
+    }
     assert.equal(await server.exited, 0, server.output())
   })
 

@@ -9,8 +9,15 @@ import { requiresKey } from './auth.js'
 const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
 const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
 
-/** @example app.addHook('onRequest', setResponseHeaders) */
-export const setResponseHeaders: onRequestHookHandler = (request, reply, done) => {
-  reply.headers(requiresKey(request) ? BEHIND_KEY : PUBLIC)
-  done()
+/**
+ * While the process drains, each response also closes its connection, so that clients
+ * stop sending on connections about to be closed.
+ * @example app.addHook('onRequest', responseHeaders(() => draining))
+ */
+export function responseHeaders (isDraining: () => boolean): onRequestHookHandler {
+  return (request, reply, done) => {
+    reply.headers(requiresKey(request) ? BEHIND_KEY : PUBLIC)
+    if (isDraining()) reply.header('connection', 'close')
+    done()
+  }
 }
