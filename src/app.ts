@@ -16,7 +16,7 @@ import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHand
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { authenticate } from './http/plugins/auth.js'
-import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { deprecationHeaders, registerSunset, type DeprecationOptions } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
@@ -49,7 +49,7 @@ export interface App extends FastifyInstance {
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
-  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  const deprecation: DeprecationOptions = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now, routes: [] }
   let draining = false
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
   const beforeRoute = [stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]

@@ -38,6 +38,20 @@ for (const backend of backends()) {
       assertDeprecationHeaders(headersOf(response))
     })
 
+    it('answers bad percent-encoding in the petId with Deprecation, Sunset and Link: 400 with a key, 401 without', async () => {
+      const withKey = await get(server, '/pets/%ZZ')
+      assert.equal(withKey.status, 400)
+      assertDeprecationHeaders(headersOf(withKey))
+      const withoutKey = await fetch(`${server.api}/pets/%ZZ`)
+      assert.equal(withoutKey.status, 401)
+      assertDeprecationHeaders(headersOf(withoutKey))
+      for (const [method, path] of [['POST', '/pets/%ZZ'], ['GET', '/pets/%ZZ/more'], ['GET', '/%ZZ']]) {
+        const other = await fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${TEST_KEY}` } })
+        assert.equal(other.status, 400, `${method} ${path}`)
+        assert.equal(other.headers.get('deprecation'), null, `${method} ${path} is no getPet`)
+      }
+    })
+
     it('answers 400 with Deprecation, Sunset and Link for a header sent twice', async () => {
       const response = await rawRequest(server.origin,
         `GET /v1/pets/1 HTTP/1.1\r\nHost: x\r\n${AUTH_LINE}Content-Type: application/json\r\nContent-Type: text/plain\r\n\r\n`)
