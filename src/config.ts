@@ -66,6 +66,24 @@ function baseUrl (raw: string): string {
   return url.href.replace(/\/+$/, '')
 }
 
+// RFC 3339 with its offset: without one, Date would read the value in the machine's time zone.
+// Whole seconds, as the Sunset header (an HTTP date) carries it.
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/
+const INSTANT_FORM = 'must be an instant with its offset, YYYY-MM-DDThh:mm:ssZ or YYYY-MM-DDThh:mm:ss±hh:mm, such as 2030-12-05T00:00:00Z'
+
+function instant (raw: string): Date {
+  const form = INSTANT.exec(raw)
+  if (form === null) throw new BrokenRule(INSTANT_FORM)
+  const [, , sign, hours = '0', minutes = '0'] = form
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * 60_000
+  const time = Date.parse(raw)
+  // Date rolls over what does not exist (February 31 becomes March 3): the written time must come back.
+  if (Number.isNaN(time) || new Date(time + offsetMs).toISOString().slice(0, 19) !== raw.slice(0, 19)) {
+    throw new BrokenRule(`must be a date and time that exist: ${raw.slice(0, 19)} does not`)
+  }
+  return new Date(time)
+}
+
 function optional<T> (parse: (raw: string) => T) {
   return (raw: string): T | undefined => raw === '' ? undefined : parse(raw)
 }
@@ -158,10 +176,9 @@ export const SETTINGS = [
     env: 'GETPET_SUNSET',
     flag: 'getpet-sunset',
     default: '2030-12-05T00:00:00Z',
-    help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone (not before 2026-01-01T00:00:00Z, its deprecation)',
+    help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone, with its offset (Z or ±hh:mm); not before 2026-01-01T00:00:00Z, its deprecation',
     parse: (raw: string) => {
-      const date = new Date(raw)
-      if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(date.getTime())) throw new BrokenRule('must be an ISO 8601 instant such as 2030-12-05T00:00:00Z')
+      const date = instant(raw)
       // RFC 8594: a Sunset earlier than the Deprecation would tell clients nonsense.
       if (date < GETPET_DEPRECATED_AT) throw new BrokenRule(`must not be before ${GETPET_DEPRECATED_AT.toISOString().replace('.000Z', 'Z')}, when getPet was deprecated`)
       return date

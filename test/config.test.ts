@@ -38,6 +38,22 @@ describe('configuration', () => {
     assert.equal(parseConfig({ GETPET_SUNSET: '2026-01-01T00:00:00Z' }).getPetSunset.getTime(), GETPET_DEPRECATED_AT.getTime())
   })
 
+  it('refuses a GETPET_SUNSET that does not exist rather than rolling it over', () => {
+    for (const raw of ['2030-02-31T00:00:00Z', '2030-04-31T00:00:00Z', '2030-12-05T24:00:00Z', '2030-12-31T23:59:60Z', '2030-13-01T00:00:00+01:00']) {
+      assert.throws(() => parseConfig({ GETPET_SUNSET: raw }), new ConfigError(`GETPET_SUNSET: must be a date and time that exist: ${raw.slice(0, 19)} does not`), raw)
+    }
+    assert.equal(parseConfig({ GETPET_SUNSET: '2032-02-29T00:00:00Z' }).getPetSunset.toISOString(), '2032-02-29T00:00:00.000Z')
+  })
+
+  it('reads GETPET_SUNSET with its offset, and refuses one without (it would be read in the machine\'s time zone)', () => {
+    assert.equal(parseConfig({ GETPET_SUNSET: '2030-12-05T09:00:00+09:00' }).getPetSunset.toISOString(), '2030-12-05T00:00:00.000Z')
+    assert.equal(parseConfig({ GETPET_SUNSET: '2030-12-04T19:30:00-04:30' }).getPetSunset.toISOString(), '2030-12-05T00:00:00.000Z')
+    for (const raw of ['2030-12-05T00:00:00', '2030-12-05', '2030-12-05 00:00:00Z', '2030-12-05T00:00Z', '2030-12-05T00:00:00.5Z', '2030-12-05T00:00:00+0900', '2030-12-05T00:00:00+24:00', 'Thu, 05 Dec 2030 00:00:00 GMT']) {
+      assert.throws(() => parseConfig({ GETPET_SUNSET: raw }),
+        new ConfigError('GETPET_SUNSET: must be an instant with its offset, YYYY-MM-DDThh:mm:ssZ or YYYY-MM-DDThh:mm:ss±hh:mm, such as 2030-12-05T00:00:00Z'), raw)
+    }
+  })
+
   it('lists every setting in .env.example with its default', () => {
     const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)
