@@ -63,7 +63,9 @@ function baseUrl (raw: string): string {
   try { url = new URL(raw) } catch { throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1') }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1')
   if (url.search !== '' || url.hash !== '') throw new BrokenRule('must have no query or fragment')
-  return url.href.replace(/\/+$/, '')
+  // The spec: the version segment v1 is the last part of the base address; paths are appended to it.
+  if (!/\/v1\/?$/.test(url.pathname)) throw new BrokenRule('must end in /v1, the API\'s version segment, such as https://api.example.com/v1')
+  return url.href.replace(/\/$/, '')
 }
 
 // RFC 3339 with its offset: without one, Date would read the value in the machine's time zone.
@@ -127,8 +129,8 @@ export const SETTINGS = [
       return Object.freeze(keys)
     }
   },
-  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: 'public-base-url', default: '', help: 'production base address, e.g. https://api.example.com/v1 (unset: from the Host header)', parse: optional(baseUrl) },
-  { key: 'stagingBaseUrl', env: 'STAGING_BASE_URL', flag: 'staging-base-url', default: '', help: 'staging base address, listed in the OpenAPI servers', parse: optional(baseUrl) },
+  { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: 'public-base-url', default: '', help: 'production base address, ending in /v1, e.g. https://api.example.com/v1 (unset: from the Host header)', parse: optional(baseUrl) },
+  { key: 'stagingBaseUrl', env: 'STAGING_BASE_URL', flag: 'staging-base-url', default: '', help: 'staging base address, ending in /v1, listed in the OpenAPI servers', parse: optional(baseUrl) },
   {
     key: 'logLevel',
     env: 'LOG_LEVEL',

@@ -32,6 +32,16 @@ describe('configuration', () => {
     assert.throws(() => parseConfig({ DATABASE_URL: 'mysql://x' }), /^ConfigError: DATABASE_URL: must start with sqlite: or postgres:\/\/$/)
   })
 
+  it('takes a base URL whose path ends in /v1, behind a path prefix too, and refuses any other', () => {
+    assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://example.com/petstore/v1' }).publicBaseUrl, 'https://example.com/petstore/v1')
+    assert.equal(parseConfig({ STAGING_BASE_URL: 'https://staging.example.com/v1/' }).stagingBaseUrl, 'https://staging.example.com/v1')
+    for (const raw of ['https://api.example.com', 'https://api.example.com/', 'https://api.example.com/v2', 'https://api.example.com/V1', 'https://api.example.com/v1/pets', 'https://api.example.com/v1//', 'https://api.example.com/xv1']) {
+      const rule = "must end in /v1, the API's version segment, such as https://api.example.com/v1"
+      assert.throws(() => parseConfig({ PUBLIC_BASE_URL: raw }), new ConfigError(`PUBLIC_BASE_URL: ${rule}`), raw)
+      assert.throws(() => parseConfig({ STAGING_BASE_URL: raw }), new ConfigError(`STAGING_BASE_URL: ${rule}`), raw)
+    }
+  })
+
   it('refuses a GETPET_SUNSET before getPet was deprecated, and takes the deprecation instant itself', () => {
     assert.throws(() => parseConfig({ GETPET_SUNSET: '2025-12-31T23:59:59Z' }),
       new ConfigError('GETPET_SUNSET: must not be before 2026-01-01T00:00:00Z, when getPet was deprecated'))
