@@ -3,6 +3,7 @@
  * (busy, I/O, connection lost) becomes `unavailable`, anything else stays as it is.
  */
 import { AppError } from '../domain/errors.js'
+import { INT64_MAX } from '../schemas/kinds.js'
 import type { Store } from './store.js'
 
 export const RETRY_AFTER_SECONDS = 1
@@ -10,6 +11,15 @@ export const RETRY_AFTER_SECONDS = 1
 /** @example throw storeUnavailable() */
 export function storeUnavailable (): AppError {
   return new AppError('unavailable', 'the database is unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) })
+}
+
+/**
+ * Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new
+ * animal has none. Retrying does not help, so no Retry-After (docs/errors.md).
+ * @example throw noIdLeft()
+ */
+export function noIdLeft (): AppError {
+  return new AppError('unavailable', `no id is left for a new animal: ${INT64_MAX}, the highest, is taken`)
 }
 
 // Methods on the hot path that may answer at once: wrapped without a promise of their own

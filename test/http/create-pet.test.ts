@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { toInt64 } from '../../src/schemas/kinds.js'
 import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
 
 const tooLong = 'x'.repeat(256)
@@ -134,6 +135,36 @@ for (const backend of backends()) {
       for (const [, body] of INVALID_BODIES) await post(server, '/pets', body)
       const afterwards = (await (await get(server, '/pets?limit=100')).json() as unknown[]).length
       assert.equal(afterwards, before)
+    })
+  })
+}
+
+for (const backend of backends()) {
+  describe(`${backend.name}: POST /v1/pets once an import took the last id`, { skip: backend.skip }, () => {
+    let server: TestServer
+    before(async () => {
+      server = await startTestServer({ backend: backend.name })
+      await server.store.importPets([{ id: toInt64(9223372036854775806n), name: 'imported', categoryId: 1, status: 'sold' }])
+    })
+    after(async () => { await server.close() })
+
+    it('creates the animal with id 2^63 - 1, then answers 503 unavailable without Retry-After, never a random id', async () => {
+      const last = await post(server, '/pets', { name: 'last', categoryId: 1 })
+      assert.equal(last.status, 201)
+      assert.match(await last.text(), /^\{"id":9223372036854775807,/)
+
+      for (const headers of [{}, { 'idempotency-key': 'k1' }, { 'idempotency-key': 'k1' }] as Array<Record<string, string>>) {
+        const refused = await post(server, '/pets', { name: 'one too many', categoryId: 1 }, headers)
+        assert.equal(refused.status, 503)
+        assert.equal(refused.headers.get('retry-after'), null, 'retrying does not help')
+        assert.deepEqual(await errorBody(refused), {
+          code: 'unavailable',
+          message: 'no id is left for a new animal: 9223372036854775807, the highest, is taken',
+          status: 503
+        })
+      }
+      const listed = await (await get(server, '/pets?limit=100')).text()
+      assert.deepEqual([...listed.matchAll(/"id":(\d+)/g)].map((match) => match[1]), ['9223372036854775806', '9223372036854775807'])
     })
   })
 }

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import type { Store } from '../store.js'
-import { translateStoreErrors } from '../store-errors.js'
+import { noIdLeft, translateStoreErrors } from '../store-errors.js'
 
 // SQLSTATEs a retry can cure (https://www.postgresql.org/docs/current/errcodes-appendix.html):
 // classes 08 connection exception, 53 insufficient resources, 57 operator intervention
@@ -18,6 +18,15 @@ export function isPostgresUnavailable (err: unknown): boolean {
   if (typeof code === 'string') return SOCKET_ERROR.test(code)
   // pg reports a lost connection, its timeouts and a closed pool as plain Errors without a code.
   return err.constructor === Error
+}
+
+/**
+ * The identity sequence of `pets` at its end (2200H sequence_generator_limit_exceeded, once an
+ * import took 2^63 − 1) becomes noIdLeft(); any other error stays as it is.
+ * @example await insert().catch((err: unknown) => { throw orNoIdLeft(err) })
+ */
+export function orNoIdLeft (err: unknown): unknown {
+  return err instanceof pg.DatabaseError && err.code === '2200H' ? noIdLeft() : err
 }
 
 /** @example return translatePostgresError(store) */

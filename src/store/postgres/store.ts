@@ -8,7 +8,7 @@ import pg from 'pg'
 import { toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
 import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store } from '../store.js'
-import { translatePostgresError } from './errors.js'
+import { orNoIdLeft, translatePostgresError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { exportPages } from '../export-pages.js'
 import { PET_COLUMNS, PET_FIELDS } from '../pet-fields.js'
@@ -198,6 +198,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     async createPets (requests, idempotencyTtlMs) {
       const now = Date.now()
       return await transaction((client) => createPets(client, requests, now, now - idempotencyTtlMs))
+        .catch((err: unknown) => { throw orNoIdLeft(err) })
     },
 
     async importPets (pets) {
@@ -218,6 +219,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       await pool.query(
         'INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])',
         [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
+        .catch((err: unknown) => { throw orNoIdLeft(err) })
     },
 
     exportPets (pageSize) {

@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3'
 import { toInt64 } from '../../schemas/kinds.js'
 import type { CreateOutcome, CreateRequest } from '../store.js'
 import type { Statements } from './connection.js'
+import { petIdAllocator } from './pet-ids.js'
 import { findPetRow, rowToPet } from './rows.js'
 
 interface IdempotencyRow { fingerprint: string, pet_id: bigint, created_at: bigint }
@@ -22,8 +23,9 @@ export interface CreateBatch {
  * @example const createPets = prepareCreatePets(db, statementCache(db)); createPets({ requests, now, notBefore })
  */
 export function prepareCreatePets (db: Database.Database, sql: Statements): (batch: CreateBatch) => CreateOutcome[] {
-  const transaction = db.transaction(({ requests, now, notBefore }: CreateBatch): CreateOutcome[] =>
-    requests.map((request): CreateOutcome => {
+  const transaction = db.transaction(({ requests, now, notBefore }: CreateBatch): CreateOutcome[] => {
+    const nextId = petIdAllocator(sql)
+    return requests.map((request): CreateOutcome => {
       const { pet, idempotency } = request
       if (idempotency !== undefined) {
         const seen = sql('SELECT fingerprint, pet_id, created_at FROM idempotency_keys WHERE scope = ? AND key = ?')
@@ -34,13 +36,14 @@ export function prepareCreatePets (db: Database.Database, sql: Statements): (bat
           if (row !== undefined) return { kind: 'replayed', pet: rowToPet(row) }
         }
       }
-      const { id } = sql('INSERT INTO pets (name, category_id, status) VALUES (?, ?, ?) RETURNING id')
-        .get(pet.name, pet.categoryId, pet.status) as { id: bigint }
+      const id = nextId()
+      sql('INSERT INTO pets (id, name, category_id, status) VALUES (?, ?, ?, ?)').run(id, pet.name, pet.categoryId, pet.status)
       if (idempotency !== undefined) {
         sql('INSERT OR REPLACE INTO idempotency_keys (scope, key, fingerprint, pet_id, created_at) VALUES (?, ?, ?, ?, ?)')
           .run(idempotency.scope, idempotency.key, idempotency.fingerprint, id, now)
       }
       return { kind: 'created', pet: { id: toInt64(id), ...pet } }
-    }))
+    })
+  })
   return (batch) => transaction.immediate(batch)
 }

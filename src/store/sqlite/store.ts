@@ -12,6 +12,7 @@ import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../stor
 import { openConnection, statementCache } from './connection.js'
 import { translateSqliteError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
+import { petIdAllocator } from './pet-ids.js'
 import { findPetJson, rowToPet, type PetRow } from './rows.js'
 import { WalIndexHeader } from './wal-index-header.js'
 import { SqliteWriter } from './writer.js'
@@ -25,13 +26,11 @@ function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return { id: Number(row.id), name: row.name, keyHash: row.key_hash, createdAt: row.created_at, revokedAt: row.revoked_at }
 }
 
-const NEW_PET_COLUMNS = 'name, category_id, status'
-
 const IMPORT_ROWS = 100
 
-function insertPetsSql (rows: number, columns = PET_COLUMNS): string {
-  const row = `(${columns.split(', ').map(() => '?').join(', ')})`
-  return `INSERT INTO pets (${columns}) VALUES ${Array(rows).fill(row).join(', ')}`
+function insertPetsSql (rows: number): string {
+  const row = `(${PET_COLUMNS.split(', ').map(() => '?').join(', ')})`
+  return `INSERT INTO pets (${PET_COLUMNS}) VALUES ${Array(rows).fill(row).join(', ')}`
 }
 
 /**
@@ -48,20 +47,22 @@ export function openSqliteStore (path: string): Store {
   let generation = 0
 
   // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
-  const batchedInsert = <T>(columns: string, valuesOf: (item: T) => unknown[]) => db.transaction((items: T[]) => {
-    const manyRows = sql(insertPetsSql(IMPORT_ROWS, columns))
+  const importPets = db.transaction((pets: Pet[]) => {
+    const manyRows = sql(insertPetsSql(IMPORT_ROWS))
     const values: unknown[] = []
     let i = 0
-    for (; i + IMPORT_ROWS <= items.length; i += IMPORT_ROWS) {
+    for (; i + IMPORT_ROWS <= pets.length; i += IMPORT_ROWS) {
       values.length = 0
-      for (let j = i; j < i + IMPORT_ROWS; j++) values.push(...valuesOf(items[j]!))
+      for (const pet of pets.slice(i, i + IMPORT_ROWS)) values.push(pet.id, pet.name, pet.categoryId, pet.status)
       manyRows.run(values)
     }
-    for (const item of items.slice(i)) sql(insertPetsSql(1, columns)).run(valuesOf(item))
+    for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
   })
-  const importPets = batchedInsert<Pet>(PET_COLUMNS, (pet) => [pet.id, pet.name, pet.categoryId, pet.status])
-  // Without ids: INTEGER PRIMARY KEY hands out max(id) + 1, as createPets does.
-  const insertPets = batchedInsert<NewPetRecord>(NEW_PET_COLUMNS, (pet) => [pet.name, pet.categoryId, pet.status])
+  // Ids as createPets gives them, all taken before the first row goes in.
+  const insertPets = db.transaction((pets: NewPetRecord[]) => {
+    const nextId = petIdAllocator(sql)
+    importPets(pets.map((pet) => ({ id: nextId(), ...pet })))
+  })
 
   const store: Store = {
     kind: 'sqlite',

@@ -25,7 +25,9 @@ port.on('message', (message: WriterMessage) => {
     answer = { id: message.id, outcomes: retryWhileBusy(() => createPets(message.batch), 1) }
   } catch (err) {
     // SqliteError's code (SQLITE_BUSY, …) crosses the thread boundary; the request thread classifies it.
-    answer = { id: message.id, error: { message: (err as Error).message, code: (err as { code?: unknown }).code } }
+    // An AppError (no id left) crosses as its code and headers, and is thrown as such again.
+    const { message: text, code, headers } = err as { message: string, code?: unknown, headers?: Record<string, string> }
+    answer = { id: message.id, error: { message: text, code, headers } }
   }
   port.postMessage(answer)
 })

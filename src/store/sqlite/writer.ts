@@ -6,12 +6,15 @@ import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
+import { AppError, ERROR_STATUS, type ErrorCode } from '../../domain/errors.js'
 import type { CreateOutcome } from '../store.js'
 import { storeUnavailable } from '../store-errors.js'
 import type { CreateBatch } from './create-pets.js'
 
 export type WriterMessage = { type: 'create', id: number, batch: CreateBatch } | { type: 'close' }
-export type WriterAnswer = { id: number, outcomes: CreateOutcome[] } | { id: number, error: { message: string, code: unknown } }
+/** An error as it crosses the thread boundary: a driver's code, or an AppError's code and headers. */
+export interface WriterError { message: string, code: unknown, headers?: Record<string, string> }
+export type WriterAnswer = { id: number, outcomes: CreateOutcome[] } | { id: number, error: WriterError }
 
 const FROM_TYPESCRIPT = extname(fileURLToPath(import.meta.url)) === '.ts'
 
@@ -27,8 +30,9 @@ function startThread (path: string): Worker {
   return new Worker(bootstrap, { eval: true, workerData: { path } })
 }
 
-/** The error the writer thread reported, as the driver would have thrown it. */
-function rebuildError ({ message, code }: { message: string, code: unknown }): Error {
+/** The error the writer thread reported, as the driver (or the transaction, an AppError) threw it. */
+function rebuildError ({ message, code, headers }: WriterError): Error {
+  if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)) return new AppError(code as ErrorCode, message, headers)
   return typeof code === 'string' && code.startsWith('SQLITE_') ? new Database.SqliteError(message, code) : new Error(message)
 }
 
