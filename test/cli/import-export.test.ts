@@ -72,6 +72,15 @@ describe('petstore import and export: help and bad input', () => {
     })
   }
 
+  it('loads id 2^63 - 1 as given, and warns in one line that no id is left for new animals', async () => {
+    const url = `sqlite:${join(dir, 'last-id.db')}`
+    const lines = '{"id":1,"name":"Rex","categoryId":1,"status":"sold"}\n{"id":9223372036854775807,"name":"Max","categoryId":1,"status":"sold"}\n'
+    const result = await runCli(['import', '-', '--database-url', url], { input: lines })
+    assert.equal(result.code, 0)
+    assert.equal(result.stderr, 'petstore: warning: id 9223372036854775807 was imported, the highest there is: no id is left for new animals (POST /v1/pets answers 503, seed fails)\n')
+    assert.equal((await runCli(['export', '--database-url', url])).stdout, lines)
+  })
+
   it('loads nothing of a batch the database refuses (an id that exists already)', async () => {
     const url = `sqlite:${join(dir, 'dupe.db')}`
     const file = join(dir, 'dupe.jsonl')

@@ -106,6 +106,27 @@ for (const backend of backends()) {
   })
 }
 
+for (const backend of backends()) {
+  describe(`${backend.name}: petstore seed once an import took the last id`, { skip: backend.skip }, () => {
+    let database: TestDatabase
+    before(async () => { database = await createTestDatabase(backend.name) })
+    after(async () => { await database.drop() })
+
+    it('stops with one line, exit code 1, and adds no animal with a random id', async () => {
+      const imported = '{"id":9223372036854775805,"name":"Rex","categoryId":1,"status":"sold"}\n'
+      assert.equal((await runCli(['import', '-', '--database-url', database.url], { input: imported })).code, 0)
+      await seed(database.url, '--count', '2', '--batch-size', '1')
+      const result = await runCli(['seed', '--count', '5', '--batch-size', '2', '--database-url', database.url])
+      assert.equal(result.code, 1)
+      assert.equal(result.stderr, 'petstore: no id is left for a new animal: 9223372036854775807, the highest, is taken; nothing was added\n')
+      const again = await runCli(['seed', '--count', '1', '--database-url', database.url])
+      assert.equal(again.code, 1)
+      const exported = await runCli(['export', '--database-url', database.url])
+      assert.deepEqual([...exported.stdout.matchAll(/^\{"id":(\d+),/gm)].map((match) => match[1]), ['9223372036854775805', '9223372036854775806', '9223372036854775807'])
+    })
+  })
+}
+
 describe('petstore seed on a terminal', () => {
   let dir: string
   before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })

@@ -1,6 +1,8 @@
 import type { Command } from 'commander'
+import { isAppError } from '../../domain/errors.js'
 import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
+import { CliError } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { reportDone, startProgress } from '../progress.js'
 import { mulberry32 } from '../seeded-random.js'
@@ -33,7 +35,13 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
           status: PET_STATUSES[(r >>> 21) % 3]!
         })
       }
-      await store.insertPets(batch)
+      try {
+        await store.insertPets(batch)
+      } catch (err) {
+        // No id left, or the database unavailable: one line, and what stays added.
+        if (!isAppError(err)) throw err
+        throw new CliError(`${err.message}; ${added === 0 ? 'nothing was added' : `the first ${added} animals were added, nothing after`}`)
+      }
       added += size
       progress.update(added, added)
     }
