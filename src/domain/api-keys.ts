@@ -24,13 +24,19 @@ export function generateApiKey (): string {
   return `ps_${randomBytes(32).toString('base64url')}`
 }
 
+/** A key of that name exists already: names are unique. */
+export class ApiKeyNameTaken extends Error {
+  override name = 'ApiKeyNameTaken'
+}
+
 /**
  * Issues a key, stores its hash under `name` and returns the key: the only time it is seen.
+ * @throws ApiKeyNameTaken when a key has that name, even one issued a moment ago elsewhere
  * @example const key = await issueApiKey(store, 'ci')
  */
 export async function issueApiKey (store: Store, name: string): Promise<string> {
   const key = generateApiKey()
-  await store.insertApiKey(name, hashApiKey(key))
+  if (await store.insertApiKey(name, hashApiKey(key)) === undefined) throw new ApiKeyNameTaken(`a key named ${name} exists already`)
   return key
 }
 

@@ -81,7 +81,8 @@ export interface Store {
   /** Deletes idempotency keys older than the instant; returns how many. */
   sweepIdempotencyKeys (olderThan: Date): Promise<number>
 
-  insertApiKey (name: string, keyHash: string): Promise<ApiKeyRecord>
+  /** Returns undefined when a key has that name already. */
+  insertApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
   findApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
   listApiKeys (): Promise<ApiKeyRecord[]>
   /** Returns false when no active key has that name. */

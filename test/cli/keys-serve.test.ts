@@ -35,6 +35,12 @@ for (const backend of backends()) {
       assert.equal(await listPetsWith(database, backend.name, key), 401)
     })
 
+    it('issues one key when several ask for the same name at once; the others get the one line, exit code 1', async () => {
+      const results = await Promise.all([1, 2, 3, 4].map(() => runCli(['keys', 'create', '--name', 'twin', '--database-url', database.url])))
+      assert.deepEqual(results.map((result) => result.code).sort(), [0, 1, 1, 1], results.map((result) => result.stderr).join(''))
+      for (const refused of results.filter((result) => result.code === 1)) assert.equal(refused.stderr, 'petstore: --name: a key named twin exists already\n')
+    })
+
     it('refuses a bad name, a second key of the same name and an unknown revoke in one line, exit code 1', async () => {
       for (const [args, message] of [
         [['keys', 'create', '--name', 'has space'], 'petstore: --name: must be 1 to 64 of A-Z a-z 0-9 . _ -\n'],

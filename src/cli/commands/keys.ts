@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { issueApiKey } from '../../domain/api-keys.js'
+import { ApiKeyNameTaken, issueApiKey } from '../../domain/api-keys.js'
 import { CliError } from '../errors.js'
 import { addSettingFlags } from '../options.js'
 import { withStore } from '../with-store.js'
@@ -15,8 +15,12 @@ export function registerKeysCommands (program: Command): void {
   addSettingFlags(create, ['databaseUrl']).action(async ({ name }: { name: string }) => {
     if (!KEY_NAME.test(name)) throw new CliError('--name: must be 1 to 64 of A-Z a-z 0-9 . _ -')
     const key = await withStore(create, async (store) => {
-      if ((await store.listApiKeys()).some((record) => record.name === name)) throw new CliError(`--name: a key named ${name} exists already`)
-      return await issueApiKey(store, name)
+      try {
+        return await issueApiKey(store, name)
+      } catch (err) {
+        if (err instanceof ApiKeyNameTaken) throw new CliError(`--name: ${err.message}`)
+        throw err
+      }
     })
     process.stdout.write(`${key}\n`)
   })

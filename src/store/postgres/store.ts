@@ -232,8 +232,8 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async insertApiKey (name, keyHash) {
-      const { rows } = await pool.query<ApiKeyRow>('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2) RETURNING *', [name, keyHash])
-      return rowToApiKey(rows[0]!)
+      const { rows } = await pool.query<ApiKeyRow>('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING *', [name, keyHash])
+      return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
     },
 
     async findApiKeyByHash (keyHash) {

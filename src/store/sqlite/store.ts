@@ -134,9 +134,9 @@ export function openSqliteStore (path: string): Store {
     },
 
     async insertApiKey (name, keyHash) {
-      const row = sql('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) RETURNING *')
-        .get(name, keyHash, new Date().toISOString()) as ApiKeyRow
-      return rowToApiKey(row)
+      const row = sql('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING *')
+        .get(name, keyHash, new Date().toISOString()) as ApiKeyRow | undefined
+      return row === undefined ? undefined : rowToApiKey(row)
     },
 
     async findApiKeyByHash (keyHash) {
