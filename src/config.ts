@@ -29,13 +29,17 @@ export interface Config {
   getPetSunset: Date
   /** Seconds between SIGTERM (readyz turns 503) and closing the listener, for load balancers to notice. */
   shutdownDelay: number
+  /** How the operator gave each setting, for messages: its flag (`--port`), else its variable (`PORT`). */
+  names: Readonly<Record<SettingKey, string>>
 }
+
+type SettingKey = Exclude<keyof Config, 'names'>
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
-interface Setting<K extends keyof Config> {
+interface Setting<K extends SettingKey> {
   key: K
   env: string
   /** `--flag` of `petstore serve`. */
@@ -194,7 +198,7 @@ export const SETTINGS = [
     help: 'seconds to keep serving after SIGTERM with /readyz at 503, so a load balancer stops sending first',
     parse: integer(0, 300)
   }
-] as const satisfies ReadonlyArray<Setting<keyof Config>>
+] as const satisfies ReadonlyArray<Setting<SettingKey>>
 
 /**
  * Reads every setting from flags first, then the environment, then the default.
@@ -203,15 +207,18 @@ export const SETTINGS = [
  */
 export function parseConfig (env: Record<string, string | undefined>, flags: Record<string, string | undefined> = {}): Config {
   const config: Record<string, unknown> = {}
+  const names: Record<string, string> = {}
   for (const setting of SETTINGS) {
     const fromFlag = flags[setting.flag]
     const raw = fromFlag ?? env[setting.env] ?? setting.default ?? ''
+    names[setting.key] = fromFlag === undefined ? setting.env : `--${setting.flag}`
     try {
       config[setting.key] = setting.parse(raw)
     } catch (rule) {
       if (!(rule instanceof BrokenRule)) throw rule
-      throw new ConfigError(`${fromFlag === undefined ? setting.env : `--${setting.flag}`}: ${rule.message}`)
+      throw new ConfigError(`${names[setting.key]}: ${rule.message}`)
     }
   }
+  config.names = Object.freeze(names)
   return Object.freeze(config as unknown as Config)
 }

@@ -17,16 +17,20 @@ import type { Store } from './store/store.js'
 const SHUTDOWN_TIMEOUT_MS = 30_000
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 
-/** Opens and migrates the store; an unreachable database is a ConfigError naming DATABASE_URL. */
-export async function openMigratedStore (databaseUrl: string): Promise<Store> {
+/**
+ * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
+ * as the operator gave it (`--database-url` or DATABASE_URL).
+ * @example const store = await openMigratedStore(parseConfig(process.env))
+ */
+export async function openMigratedStore (config: Pick<Config, 'databaseUrl' | 'names'>): Promise<Store> {
   let store: Store | undefined
   try {
-    store = await openStore(databaseUrl)
+    store = await openStore(config.databaseUrl)
     await store.migrate()
     return store
   } catch (err) {
     await store?.close().catch(() => {})
-    throw new ConfigError(`DATABASE_URL: cannot open the database (${reasonOf(err as Error)})`)
+    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${reasonOf(err as Error)})`)
   }
 }
 
@@ -56,6 +60,16 @@ export async function ensureAnApiKey (store: Store, config: Config): Promise<str
   return key
 }
 
+/**
+ * Why the port cannot be listened on, under the setting at fault: the port's when it is taken
+ * or privileged (EADDRINUSE, EACCES below 1024), else the host's (EADDRNOTAVAIL, ENOTFOUND).
+ */
+function listenError (err: NodeJS.ErrnoException, config: Config): ConfigError {
+  const { port, host, names } = config
+  if (err.code === 'EADDRINUSE') return new ConfigError(`${names.port}: ${port} is already in use on ${host}`)
+  return new ConfigError(`${err.code === 'EACCES' ? names.port : names.host}: cannot listen on ${host}:${port} (${err.message})`)
+}
+
 export interface RunningServer {
   app: App
   store: Store
@@ -70,7 +84,7 @@ export interface RunningServer {
 /** Starts one serving process (a worker, or the only process). */
 export async function startServer (config: Config, options: { migrate: boolean }): Promise<RunningServer> {
   const logger = createLogger(config.logLevel)
-  const store = options.migrate ? await openMigratedStore(config.databaseUrl) : await openStore(config.databaseUrl)
+  const store = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl)
   if (options.migrate) await ensureAnApiKey(store, config)
   const app = await buildApp({ config, store, logger })
   let url: string
@@ -79,10 +93,7 @@ export async function startServer (config: Config, options: { migrate: boolean }
   } catch (err) {
     await app.close()
     await store.close()
-    const code = (err as NodeJS.ErrnoException).code
-    throw new ConfigError(code === 'EADDRINUSE'
-      ? `PORT: ${config.port} is already in use on ${config.host}`
-      : `HOST: cannot listen on ${config.host}:${config.port} (${(err as Error).message})`)
+    throw listenError(err as NodeJS.ErrnoException, config)
   }
   const sweeper = setInterval(() => {
     store.sweepIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS))
@@ -201,7 +212,7 @@ export async function serve (config: Config): Promise<void> {
     return
   }
   // The primary migrates once and issues the first key; workers only serve.
-  const store = await openMigratedStore(config.databaseUrl)
+  const store = await openMigratedStore(config)
   await ensureAnApiKey(store, config)
   await store.close()
   superviseWorkers(config.workers, config.shutdownDelay * 1000)

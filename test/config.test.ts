@@ -21,6 +21,13 @@ describe('configuration', () => {
     assert.equal(parseConfig({ PORT: '9000' }, { port: '9001' }).port, 9001)
   })
 
+  it('names each setting as it was given: the flag, else the variable (also for a default)', () => {
+    const { names } = parseConfig({ PORT: '9000' }, { 'database-url': 'sqlite:./x.db' })
+    assert.equal(names.databaseUrl, '--database-url')
+    assert.equal(names.port, 'PORT')
+    assert.equal(names.host, 'HOST')
+  })
+
   it('reads WORKERS=auto as one per core, keys as a comma-separated list, base URLs without a trailing slash', () => {
     assert.ok(parseConfig({ WORKERS: 'auto' }).workers >= 1)
     assert.deepEqual(parseConfig({ PETSTORE_API_KEYS: 'aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb' }).apiKeys, ['aaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbb'])

@@ -8,7 +8,7 @@ import { configFrom } from './options.js'
  * @example await withStore(command, (store) => store.listApiKeys())
  */
 export async function withStore<T> (command: Command, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openMigratedStore(configFrom(command).databaseUrl)
+  const store = await openMigratedStore(configFrom(command))
   try {
     return await work(store)
   } finally {

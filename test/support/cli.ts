@@ -8,10 +8,19 @@ import { fileURLToPath } from 'node:url'
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
 const TSX = import.meta.resolve('tsx')
 
+export interface CliOptions {
+  env?: Record<string, string>
+  cwd?: string
+  /** Runs it as this user (and group of the same number): root may start it as nobody. */
+  uid?: number
+}
+
 /** Spawns `petstore ARGS…`; stdout and stderr are collected as text. */
-export function spawnCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): ChildProcess & { output: { stdout: string, stderr: string } } {
+export function spawnCli (args: string[], options: CliOptions = {}): ChildProcess & { output: { stdout: string, stderr: string } } {
   const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
     cwd: options.cwd,
+    uid: options.uid,
+    gid: options.uid,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe']
   }) as ChildProcess & { output: { stdout: string, stderr: string } }
@@ -22,7 +31,7 @@ export function spawnCli (args: string[], options: { env?: Record<string, string
 }
 
 /** Runs `petstore ARGS…` to its end. */
-export async function runCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): Promise<{ code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }> {
+export async function runCli (args: string[], options: CliOptions = {}): Promise<{ code: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string }> {
   const child = spawnCli(args, options)
   const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('exit', (c, s) => resolve([c, s])))
   await new Promise((resolve) => setImmediate(resolve))

@@ -6,7 +6,7 @@ export function registerMigrateCommand (program: Command): void {
   const command = program.command('migrate')
     .description('Apply pending database migrations, then exit.')
   addSettingFlags(command, ['databaseUrl']).action(async () => {
-    const store = await openMigratedStore(configFrom(command).databaseUrl)
+    const store = await openMigratedStore(configFrom(command))
     await store.close()
     process.stdout.write('migrations applied\n')
   })
