@@ -12,6 +12,7 @@ import { issueApiKey } from './domain/api-keys.js'
 import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
 import { createLogger } from './logger.js'
 import { openStore } from './store/open-store.js'
+import { driverReason } from './store/store-errors.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
@@ -30,15 +31,8 @@ export async function openMigratedStore (config: Pick<Config, 'databaseUrl' | 'n
     return store
   } catch (err) {
     await store?.close().catch(() => {})
-    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${reasonOf(err as Error)})`)
+    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${driverReason(err as Error)})`)
   }
-}
-
-/** The driver's own words when the store wrapped them (connect ECONNREFUSED 127.0.0.1:5432), else the message. */
-function reasonOf (err: Error): string {
-  const cause = err.cause as NodeJS.ErrnoException | undefined
-  // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
-  return (cause?.message || cause?.code) ?? err.message
 }
 
 /**

@@ -1,4 +1,31 @@
+import { ConfigError } from '../config.js'
+import { isAppError } from '../domain/errors.js'
+import { driverReason } from '../store/store-errors.js'
+
 /** One line for the operator, never a stack trace; exit code 1. */
 export class CliError extends Error {
   override name = 'CliError'
+}
+
+/** A system call's failure (ENOSPC, EACCES…): the surroundings, not the program. */
+function isSystemError (err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).syscall === 'string'
+}
+
+/**
+ * True for a failure of the program itself: neither bad input nor its surroundings
+ * (the database, the disk, the output).
+ */
+export function isBug (err: unknown): boolean {
+  return !(err instanceof CliError || err instanceof ConfigError || isAppError(err) || isSystemError(err))
+}
+
+/**
+ * What failed and why, in one line for the operator; the database's own words when it failed.
+ * @example describeFailure(err) // 'the database is unavailable: database is locked'
+ */
+export function describeFailure (err: unknown): string {
+  if (isAppError(err) && err.code === 'unavailable' && err.cause !== undefined) return `the database is unavailable: ${driverReason(err)}`
+  if (isBug(err)) return `unexpected error: ${String(err)}`
+  return (err as Error).message
 }

@@ -4,8 +4,7 @@
  * one line on stderr and a non-zero exit code.
  */
 import { Command, CommanderError } from 'commander'
-import { ConfigError } from '../config.js'
-import { CliError } from './errors.js'
+import { CliError, describeFailure, isBug } from './errors.js'
 import { registerExportCommand } from './commands/export.js'
 import { registerImportCommand } from './commands/import.js'
 import { registerKeysCommands } from './commands/keys.js'
@@ -27,16 +26,28 @@ function buildCli (): Command {
   return program
 }
 
+/**
+ * Ends the process with one line on stderr and exit code 1. A bug's line says so; its
+ * stack follows only with LOG_LEVEL=debug or trace in the environment.
+ */
+function fail (err: unknown): never {
+  const bug = isBug(err)
+  process.stderr.write(`petstore: ${describeFailure(err)}${bug ? ' (a bug: please report it; LOG_LEVEL=debug shows the stack)' : ''}\n`)
+  if (bug && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) process.stderr.write(`${(err as Error).stack ?? ''}\n`)
+  process.exit(1)
+}
+
 async function main (): Promise<void> {
+  // A reader that stops early (`| head`) is not an error; a full disk or a closed file is.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0)
+    fail(new CliError(`cannot write the output (${err.message})`))
+  })
   try {
     await buildCli().exitOverride().parseAsync(process.argv)
   } catch (err) {
     if (err instanceof CommanderError) process.exit(err.exitCode)
-    if (err instanceof ConfigError || err instanceof CliError) {
-      process.stderr.write(`petstore: ${err.message}\n`)
-      process.exit(1)
-    }
-    throw err
+    fail(err)
   }
 }
 

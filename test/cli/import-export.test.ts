@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { parsePetLine } from '../../src/cli/pet-lines.js'
 import { PetstoreClient } from '../../src/client/index.js'
-import { TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
+import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
 import { runCli, runCliOnTerminal } from './run-cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
@@ -91,6 +92,28 @@ describe('petstore import and export: help and bad input', () => {
     assert.equal(again.code, 1)
     assert.match(again.stderr, /^petstore: lines 1-2: cannot be loaded \(.*UNIQUE.*\); nothing was loaded\n$/)
     assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(5))
+  })
+})
+
+describe('petstore export when the output cannot be written', () => {
+  let database: TestDatabase
+  before(async () => {
+    database = await createTestDatabase('sqlite')
+    const store = await openMigratedStore(database)
+    await store.importPets(animalLines(10).trim().split('\n').map(parsePetLine))
+    await store.close()
+  })
+  after(async () => { await database.drop() })
+
+  it('says so in one line naming the cause, exit code 1, no stack trace (stdout on /dev/full: ENOSPC)', async () => {
+    const full = openSync('/dev/full', 'w')
+    try {
+      const result = await runCli(['export', '--database-url', database.url], { stdout: full })
+      assert.equal(result.code, 1)
+      assert.equal(result.stderr, 'petstore: cannot write the output (ENOSPC: no space left on device, write)\n')
+    } finally {
+      closeSync(full)
+    }
   })
 })
 

@@ -13,8 +13,15 @@ export interface CliResult {
   stderr: string
 }
 
+export interface CliOptions {
+  input?: string
+  env?: Record<string, string>
+  /** A file descriptor stdout writes to instead of a pipe (`/dev/full`, to fill the disk). */
+  stdout?: number
+}
+
 /** @example const { code, stdout } = await runCli(['keys', 'list', '--database-url', url]) */
-export async function runCli (args: string[], options: { input?: string, env?: Record<string, string> } = {}): Promise<CliResult> {
+export async function runCli (args: string[], options: CliOptions = {}): Promise<CliResult> {
   return await collect('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], options)
 }
 
@@ -24,13 +31,13 @@ export async function runCliOnTerminal (args: string[]): Promise<CliResult> {
   return await collect('script', ['-qec', command, '/dev/null'], {})
 }
 
-async function collect (file: string, args: string[], options: { input?: string, env?: Record<string, string> }): Promise<CliResult> {
-  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] })
+async function collect (file: string, args: string[], options: CliOptions): Promise<CliResult> {
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  child.stdin.end(options.input)
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  child.stdin!.end(options.input)
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
   return { code, stdout, stderr }
 }

@@ -11,11 +11,6 @@ export function registerExportCommand (program: Command): void {
     .description('Write every animal to stdout as JSON Lines, in id order, int64 values exact.')
     .addHelpText('after', '\nExample:\n  petstore export > animals.jsonl\n')
   addSettingFlags(command, ['databaseUrl']).action(async () => {
-    // A reader that stops early (`| head`) is not an error.
-    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EPIPE') process.exit(0)
-      throw err
-    })
     await withStore(command, async (store) => {
       for await (const page of store.exportPets(PAGE_SIZE)) {
         if (!process.stdout.write(`${page.map(formatPetLine).join('\n')}\n`)) await once(process.stdout, 'drain')
