@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { parsePetLine } from '../../src/cli/pet-lines.js'
 import { PetstoreClient } from '../../src/client/index.js'
 import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
+import { lockOnceLoading } from './lock-database.js'
 import { runCli, runCliOnTerminal } from './run-cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
@@ -92,6 +93,31 @@ describe('petstore import and export: help and bad input', () => {
     assert.equal(again.code, 1)
     assert.match(again.stderr, /^petstore: lines 1-2: cannot be loaded \(.*UNIQUE.*\); nothing was loaded\n$/)
     assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(5))
+  })
+})
+
+describe('petstore import when the database is locked', () => {
+  let dir: string
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })
+  after(() => { rmSync(dir, { recursive: true, force: true }) })
+
+  it('stops with one line naming the lock, the batch and the lines loaded before it, exit code 1', async () => {
+    const file = join(dir, 'many.jsonl')
+    writeFileSync(file, animalLines(100_000))
+    const database = join(dir, 'locked.db')
+    const importing = runCli(['import', file, '--batch-size', '1000', '--database-url', `sqlite:${database}`])
+    const lock = await lockOnceLoading(database)
+    try {
+      const result = await importing
+      assert.equal(result.code, 1)
+      const loaded = /^petstore: lines ([0-9]+)-[0-9]+: cannot be loaded \(the database is unavailable: database is locked\); the ([0-9]+) animals of lines 1-[0-9]+ were loaded, nothing after\n$/.exec(result.stderr)
+      assert.ok(loaded !== null, result.stderr)
+      assert.equal(Number(loaded[2]), Number(loaded[1]) - 1)
+      assert.equal((lock.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n, Number(loaded[2]))
+    } finally {
+      lock.exec('ROLLBACK')
+      lock.close()
+    }
   })
 })
 
