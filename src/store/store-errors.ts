@@ -21,6 +21,9 @@ export function driverReason (err: Error): string {
   const cause = err.cause as NodeJS.ErrnoException | undefined
   // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
   return (cause?.message || cause?.code) ?? err.message
+}
+
+/**
  * Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new
  * animal has none. Retrying does not help, so no Retry-After (docs/errors.md).
  * @example throw noIdLeft()

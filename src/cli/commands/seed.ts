@@ -1,9 +1,7 @@
 import type { Command } from 'commander'
-import { isAppError } from '../../domain/errors.js'
 import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
 import { CliError, describeFailure } from '../errors.js'
-import { CliError } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { reportDone, startProgress } from '../progress.js'
 import { mulberry32 } from '../seeded-random.js'
@@ -41,9 +39,6 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
       } catch (err) {
         // Each batch is committed on its own: those before the failure stay.
         throw new CliError(`${describeFailure(err)}; ${added === 0 ? 'nothing was added' : `the ${added} animals added before it stay in the database`}`, { cause: err })
-        // No id left, or the database unavailable: one line, and what stays added.
-        if (!isAppError(err)) throw err
-        throw new CliError(`${err.message}; ${added === 0 ? 'nothing was added' : `the first ${added} animals were added, nothing after`}`)
       }
       added += size
       progress.update(added, added)
