@@ -15,8 +15,9 @@ import { AppError } from './domain/errors.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, frameworkErrorHandlerFor, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
+import { routableUrl } from './http/routable-url.js'
 import { authenticate } from './http/plugins/auth.js'
-import { deprecationHeaders, registerSunset, type DeprecationOptions } from './http/plugins/deprecation.js'
+import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
@@ -49,7 +50,7 @@ export interface App extends FastifyInstance {
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
-  const deprecation: DeprecationOptions = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now, routes: [] }
+  const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   let draining = false
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
   const beforeRoute = [stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
@@ -59,6 +60,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     childLoggerFactory: (parent, bindings, options) => new DeferredChildLogger(parent, bindings, options),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
+    rewriteUrl: routableUrl,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
     exposeHeadRoutes: false,

@@ -45,11 +45,18 @@ for (const backend of backends()) {
       const withoutKey = await fetch(`${server.api}/pets/%ZZ`)
       assert.equal(withoutKey.status, 401)
       assertDeprecationHeaders(headersOf(withoutKey))
-      for (const [method, path] of [['POST', '/pets/%ZZ'], ['GET', '/pets/%ZZ/more'], ['GET', '/%ZZ']]) {
+      for (const [method, path, status] of [['POST', '/pets/%ZZ', 405], ['GET', '/pets/%ZZ/more', 404], ['GET', '/%ZZ', 404]] as const) {
         const other = await fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${TEST_KEY}` } })
-        assert.equal(other.status, 400, `${method} ${path}`)
+        assert.equal(other.status, status, `${method} ${path}`)
         assert.equal(other.headers.get('deprecation'), null, `${method} ${path} is no getPet`)
       }
+    })
+
+    it('logs such a request as any other of its route: its request line names getPet\'s route', async () => {
+      const response = await get(server, '/pets/%C0', { 'x-request-id': 'bad-percent-encoding' })
+      assert.equal(response.status, 400)
+      const lines = server.logs().filter((line) => line.requestId === 'bad-percent-encoding' && line.msg === 'request')
+      assert.deepEqual(lines.map(({ route, status }) => ({ route, status })), [{ route: '/v1/pets/:petId', status: 400 }])
     })
 
     it('answers 400 with Deprecation, Sunset and Link for a header sent twice', async () => {

@@ -3,7 +3,7 @@
  * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
  * sunset instant on the operation answers 410 Gone.
  */
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import { baseUrlOf, docsUrlOf } from '../public-url.js'
 
@@ -19,15 +19,6 @@ export interface DeprecationOptions {
   publicBaseUrl: string | undefined
   /** The clock; injectable so tests can stand after the sunset. */
   now: () => Date
-  /** The deprecated routes, gathered by registerSunset as they are declared. */
-  routes: DeprecatedRoute[]
-}
-
-export interface DeprecatedRoute {
-  method: string
-  /** The route's URL pattern as a regular expression: `/v1/pets/:petId` matches any one segment. */
-  path: RegExp
-  deprecatedAt: Date
 }
 
 /**
@@ -39,7 +30,7 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestHookH
   // The headers depend only on the route and the base address: the last ones made are kept.
   let last: { deprecatedAt: Date, base: string, headers: Record<string, string> } | undefined
   return (request, reply, done) => {
-    const deprecatedAt = request.routeOptions.config.deprecatedAt ?? (request.is404 ? namedRoute(request, options.routes)?.deprecatedAt : undefined)
+    const deprecatedAt = request.routeOptions.config.deprecatedAt
     if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
     if (last?.deprecatedAt !== deprecatedAt || last.base !== base) {
@@ -58,29 +49,10 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestHookH
   }
 }
 
-/**
- * The deprecated route a request names when the router could not read it (bad percent-encoding
- * such as `/v1/pets/%ZZ`): its 400, and its 401, are still responses of that operation.
- */
-function namedRoute (request: FastifyRequest, routes: readonly DeprecatedRoute[]): DeprecatedRoute | undefined {
-  const path = request.url.split('?', 1)[0]!
-  return routes.find((route) => route.method === request.method && route.path.test(path))
-}
-
-/** Gathers the deprecated routes as they are declared; its hook runs after auth: 410 only for a caller with a valid key. */
+/** Registered after auth: 410 only for a caller with a valid key. */
 export function registerSunset (app: FastifyInstance, options: DeprecationOptions): void {
-  app.addHook('onRoute', ({ method, url, config }) => {
-    const deprecatedAt = (config as { deprecatedAt?: Date } | undefined)?.deprecatedAt
-    if (deprecatedAt === undefined) return
-    const path = new RegExp(`^${url.split('/').map((segment) => segment.startsWith(':') ? '[^/]+' : escapeRegExp(segment)).join('/')}$`)
-    for (const one of [method].flat()) options.routes.push({ method: one, path, deprecatedAt })
-  })
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
     throw new AppError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
   })
-}
-
-function escapeRegExp (text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
