@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
+import type { RequestTimeouts } from '../src/http/error-handler.js'
 import { createLogger } from '../src/logger.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
@@ -89,6 +90,8 @@ export interface StartOptions {
   database?: TestDatabase
   /** PostgreSQL pool options, e.g. short timeouts for outage tests. */
   postgres?: PostgresOptions
+  /** Slow-client bounds, shortened. */
+  timeouts?: RequestTimeouts
 }
 
 export async function startTestServer (options: StartOptions = {}): Promise<TestServer> {
@@ -108,7 +111,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
     }
   })
   const store = await openMigratedStore(database, options.postgres)
-  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now })
+  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
   return {
     api: `${origin}/v1`,

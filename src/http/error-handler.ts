@@ -28,7 +28,7 @@ const FASTIFY_ERRORS: Record<string, () => AppError> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new AppError('unsupported_media_type', 'Content-Type: must be application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('malformed_json', 'body: is shorter or longer than its Content-Length'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('malformed_json', 'body: is empty; send a JSON object'),
-  FST_ERR_BAD_URL: () => new AppError('validation_failed', 'path: is not a valid URL (bad percent-encoding)'),
+  FST_ERR_BAD_URL: () => new AppError('validation_failed', 'path: is not a valid URL'),
   FST_ERR_MAX_PARAM_LENGTH: () => new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`),
   FST_ERR_ASYNC_CONSTRAINT: () => new AppError('validation_failed', 'request: is not valid')
 }
@@ -57,9 +57,10 @@ export function sendError (reply: FastifyReply, error: AppError): void {
 export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (request.raw.aborted) {
-      // The client closed the connection while sending its request: no one to answer, and no
-      // fault of the server's. Its request line is written here, since no response will be.
-      logRequest(request, reply, CLIENT_CLOSED_REQUEST)
+      // The client closed the connection while sending its request (or was answered a 408 on
+      // the socket): no one to answer, and no fault of the server's. Its request line is
+      // written here, since no response will be.
+      logRequest(request, reply, answered.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
       reply.hijack()
       return
     }
@@ -73,7 +74,7 @@ export function registerErrorHandling (app: FastifyInstance): void {
   })
 
   app.setNotFoundHandler((request, reply) => {
-    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.url)}: no such route; see /v1/openapi.json`))
+    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.originalUrl)}: no such route; see /v1/openapi.json`))
   })
 }
 
@@ -83,8 +84,10 @@ function pathOf (url: string): string {
 }
 
 /**
- * Fastify's `frameworkErrors`: what the router rejects before any hook runs (bad
- * percent-encoding) first meets the hooks every request meets before its route, so
+ * Fastify's `frameworkErrors`: what the router rejects before any hook runs (an
+ * absolute-form target without a path, a parameter over its length limit; bad
+ * percent-encoding is made routable by src/http/routable-url.ts) first meets the
+ * hooks every request meets before its route, so
  * a bad Host is still a 400 and a caller without a key still a 401; then the Error body.
  * @example Fastify({ frameworkErrors: frameworkErrorHandlerFor([stampRequestId, authenticate(verifier)]) })
  */
@@ -152,6 +155,13 @@ export function clientErrorHandlerFor (timeouts: RequestTimeouts) {
       socket.destroy()
       return
     }
-    writeErrorToSocket(socket, clientError(err, timeouts))
+    const error = clientError(err, timeouts)
+    // A connection closed mid-request is the client's leaving (499), whatever is written after.
+    if (err.code !== 'HPE_INVALID_EOF_STATE') answered.set(socket, error.status)
+    writeErrorToSocket(socket, error)
   }
 }
+
+// The status written on a socket Node took from a request in progress (a 408 when its body
+// stalled): that request then ends as aborted, and its request line says what was answered.
+const answered = new WeakMap<Socket, number>()

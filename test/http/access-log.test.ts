@@ -8,6 +8,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { registerAccessLog } from '../../src/http/plugins/access-log.js'
 import { TEST_KEY, get, post, startTestServer, type TestServer } from '../helper.js'
+import { openRaw } from '../hardening/raw-http.js'
 
 describe('the access log', () => {
   let server: TestServer
@@ -55,6 +56,21 @@ describe('the access log', () => {
     lines = server.logs().filter((entry) => entry.requestId === 'left-mid-body')
     assert.deepEqual(lines.map(({ msg, level, route, status }) => ({ msg, level, route, status })),
       [{ msg: 'request', level: 30, route: '/v1/pets', status: 499 }])
+  })
+
+  it('writes 408 as the status of a request whose body stalled past the time allowed', async () => {
+    const slow = await startTestServer({ timeouts: { headersMs: 500, requestMs: 1_000 } })
+    try {
+      const conn = await openRaw(slow.origin)
+      conn.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: stalled-body\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
+      assert.equal((await conn.response).status, 408)
+      await sleep(200)
+      const lines = slow.logs().filter((entry) => entry.requestId === 'stalled-body')
+      assert.deepEqual(lines.map(({ msg, status }) => ({ msg, status })), [{ msg: 'request', status: 408 }])
+    } finally {
+      await slow.close()
+    }
   })
 })
 
