@@ -6,6 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import type { Store } from '../../store/store.js'
 import type { Metrics } from '../plugins/metrics.js'
+import { sendError } from '../error-handler.js'
 import { baseUrlOf } from '../public-url.js'
 
 export interface MetaRoutesOptions {
@@ -29,8 +30,9 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
 
   app.get('/healthz', { schema: hide, config: { operation: 'healthz' } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, async () => {
-    if (options.isDraining()) throw new AppError('unavailable', 'shutting down', { 'retry-after': '1' })
+  app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, async (_request, reply) => {
+    // Sent, not thrown: the error handler would log each probe of a draining process as a store failure.
+    if (options.isDraining()) return sendError(reply, new AppError('unavailable', 'shutting down', { 'retry-after': '1' }))
     await options.store.ping()
     return { status: 'ready' }
   })
