@@ -38,9 +38,9 @@ function fail (err: unknown): never {
 }
 
 async function main (): Promise<void> {
-  // A reader that stops early (`| head`) is not an error; a full disk or a closed file is.
+  // Output that cannot be written (a full disk, a reader gone) fails the command: `keys create`
+  // prints its key once. `export` lets a reader stop early (src/cli/commands/export.ts).
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(0)
     fail(new CliError(`cannot write the output (${err.message})`))
   })
   try {

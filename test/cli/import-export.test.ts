@@ -7,7 +7,7 @@ import { parsePetLine } from '../../src/cli/pet-lines.js'
 import { PetstoreClient } from '../../src/client/index.js'
 import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
 import { lockOnceLoading } from './lock-database.js'
-import { runCli, runCliOnTerminal } from './run-cli.js'
+import { runCli, runCliIntoClosedPipe, runCliOnTerminal } from './run-cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
 const NAMES = ['Rex', 'Zoë 🐕‍🦺', 'Ἀχιλλεύς', 'ليلى', '名前 with "quotes" and \\ back\\slash', 'é (combining)', 'tab\u00a0nbsp', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢']
@@ -130,6 +130,11 @@ describe('petstore export when the output cannot be written', () => {
     await store.close()
   })
   after(async () => { await database.drop() })
+
+  it('ends quietly with exit code 0 when the reader stops early (export | head)', async () => {
+    const result = await runCliIntoClosedPipe(['export', '--database-url', database.url])
+    assert.deepEqual({ code: result.code, stderr: result.stderr }, { code: 0, stderr: '' })
+  })
 
   it('says so in one line naming the cause, exit code 1, no stack trace (stdout on /dev/full: ENOSPC)', async () => {
     const full = openSync('/dev/full', 'w')

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
-import { runCli } from './run-cli.js'
+import { runCli, runCliIntoClosedPipe } from './run-cli.js'
 
 async function listPetsWith (database: TestDatabase, backend: 'sqlite' | 'postgres', key: string): Promise<number> {
   const server = await startTestServer({ backend, database })
@@ -33,6 +33,12 @@ for (const backend of backends()) {
       assert.equal(revoked.stdout, 'revoked ci-robot\n')
       assert.match((await runCli(['keys', 'list', '--database-url', database.url])).stdout, /^ci-robot\tcreated \S+\trevoked \S+\n$/)
       assert.equal(await listPetsWith(database, backend.name, key), 401)
+    })
+
+    it('fails with exit code 1 when the new key cannot be written out, since it is shown only once', async () => {
+      const result = await runCliIntoClosedPipe(['keys', 'create', '--name', 'unseen', '--database-url', database.url])
+      assert.equal(result.code, 1, result.stderr)
+      assert.equal(result.stderr, 'petstore: cannot write the output (write EPIPE)\n')
     })
 
     it('issues one key when several ask for the same name at once; the others get the one line, exit code 1', async () => {

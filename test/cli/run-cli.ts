@@ -27,8 +27,20 @@ export async function runCli (args: string[], options: CliOptions = {}): Promise
 
 /** The CLI with stdout and stderr on a terminal (both arrive in `stdout`, as a terminal shows them). */
 export async function runCliOnTerminal (args: string[]): Promise<CliResult> {
-  const command = ['node', '--import', 'tsx', 'src/cli/main.ts', ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')
-  return await collect('script', ['-qec', command, '/dev/null'], {})
+  return await collect('script', ['-qec', shellCommand(args), '/dev/null'], {})
+}
+
+/**
+ * The CLI writing into a pipe nobody reads any more (`… | true`): its writes fail with EPIPE.
+ * @example const { code, stderr } = await runCliIntoClosedPipe(['export', '--database-url', url])
+ */
+export async function runCliIntoClosedPipe (args: string[]): Promise<CliResult> {
+  return await collect('bash', ['-c', `${shellCommand(args)} | true; exit "\${PIPESTATUS[0]}"`], {})
+}
+
+/** The CLI as one shell command, each argument quoted. */
+function shellCommand (args: string[]): string {
+  return ['node', '--import', 'tsx', 'src/cli/main.ts', ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')
 }
 
 async function collect (file: string, args: string[], options: CliOptions): Promise<CliResult> {

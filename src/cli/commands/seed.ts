@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
-import { CliError, describeFailure } from '../errors.js'
+import { CliError, describeFailure, isBug } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { reportDone, startProgress } from '../progress.js'
 import { mulberry32 } from '../seeded-random.js'
@@ -37,6 +37,7 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
       try {
         await store.insertPets(batch)
       } catch (err) {
+        if (isBug(err)) throw err
         // Each batch is committed on its own: those before the failure stay.
         throw new CliError(`${describeFailure(err)}; ${added === 0 ? 'nothing was added' : `the ${added} animals added before it stay in the database`}`, { cause: err })
       }
