@@ -68,7 +68,10 @@ export function registerErrorHandling (app: FastifyInstance): void {
     if (error.code === 'internal_error') {
       request.log.error({ err }, 'internal error')
     } else if (error.code === 'unavailable') {
-      request.log.warn({ err: (err as Error).cause ?? err }, 'store unavailable')
+      // A driver's failure, with its stack; a condition of the store's own (no id left), in its words.
+      const cause = (err as Error).cause
+      if (cause === undefined) request.log.warn(error.message)
+      else request.log.warn({ err: cause }, 'store unavailable')
     }
     sendError(reply, error)
   })

@@ -23,13 +23,17 @@ export function driverReason (err: Error): string {
   return (cause?.message || cause?.code) ?? err.message
 }
 
+/** Retrying soon does not help: an operator must act. A client that honours Retry-After gives up at once. */
+export const NO_ID_LEFT_RETRY_AFTER_SECONDS = 3600
+
 /**
  * Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new
- * animal has none. Retrying does not help, so no Retry-After (docs/errors.md).
+ * animal has none (docs/errors.md).
  * @example throw noIdLeft()
  */
 export function noIdLeft (): AppError {
-  return new AppError('unavailable', `no id is left for a new animal: ${INT64_MAX}, the highest, is taken`)
+  return new AppError('unavailable', `no id is left for a new animal: ${INT64_MAX}, the highest, is taken`,
+    { 'retry-after': String(NO_ID_LEFT_RETRY_AFTER_SECONDS) })
 }
 
 // Methods on the hot path that may answer at once: wrapped without a promise of their own

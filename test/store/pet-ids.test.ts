@@ -5,7 +5,7 @@ import { AppError } from '../../src/domain/errors.js'
 import type { Store } from '../../src/store/store.js'
 import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 
-const NO_ID_LEFT = new AppError('unavailable', 'no id is left for a new animal: 9223372036854775807, the highest, is taken')
+const NO_ID_LEFT = new AppError('unavailable', 'no id is left for a new animal: 9223372036854775807, the highest, is taken', { 'retry-after': '3600' })
 const newPet = (name: string) => ({ name, categoryId: 1, status: 'available' as const })
 
 for (const backend of backends()) {
@@ -30,7 +30,7 @@ for (const backend of backends()) {
 
       await assert.rejects(store.createPets([{ pet: newPet('one too many') }], 60_000), (err) => {
         assert.deepEqual(err, NO_ID_LEFT)
-        assert.deepEqual((err as AppError).headers, {}, 'no Retry-After: retrying does not help')
+        assert.deepEqual((err as AppError).headers, { 'retry-after': '3600' }, 'retrying soon does not help')
         return true
       })
       await assert.rejects(store.insertPets([newPet('seeded')]), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })

@@ -202,7 +202,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         ...errors({
           400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
           ...COMMON_ERRORS,
-          503: { ...COMMON_ERRORS[503]!, when: `${COMMON_ERRORS[503]!.when} Also when no id is left for a new animal (an import took 9223372036854775807), then without \`Retry-After\`: retrying does not help.` },
+          503: { ...COMMON_ERRORS[503]!, when: `${COMMON_ERRORS[503]!.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
           ...outsideErrors('/v1/pets', 'GET, POST'),
           409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
           413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
