@@ -66,7 +66,8 @@ function baseUrl (raw: string): string {
   let url: URL
   try { url = new URL(raw) } catch { throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1') }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1')
-  if (url.search !== '' || url.hash !== '') throw new BrokenRule('must have no query or fragment')
+  // An empty query or fragment (`…/v1?`) reads as '' but stays in href, and so in every link.
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(raw)) throw new BrokenRule('must have no query or fragment')
   // The spec: the version segment v1 is the last part of the base address; paths are appended to it.
   if (!/\/v1\/?$/.test(url.pathname)) throw new BrokenRule('must end in /v1, the API\'s version segment, such as https://api.example.com/v1')
   return url.href.replace(/\/$/, '')

@@ -47,6 +47,10 @@ describe('configuration', () => {
       assert.throws(() => parseConfig({ PUBLIC_BASE_URL: raw }), new ConfigError(`PUBLIC_BASE_URL: ${rule}`), raw)
       assert.throws(() => parseConfig({ STAGING_BASE_URL: raw }), new ConfigError(`STAGING_BASE_URL: ${rule}`), raw)
     }
+    // An empty query or fragment would stay in every link: https://api.example.com/v1?/pets/1.
+    for (const raw of ['https://api.example.com/v1?', 'https://api.example.com/v1#', 'https://api.example.com/v1?x=1']) {
+      assert.throws(() => parseConfig({ PUBLIC_BASE_URL: raw }), new ConfigError('PUBLIC_BASE_URL: must have no query or fragment'), raw)
+    }
   })
 
   it('refuses a GETPET_SUNSET before getPet was deprecated, and takes the deprecation instant itself', () => {
