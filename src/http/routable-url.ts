@@ -9,10 +9,10 @@ import type { RawRequestDefaultExpression } from 'fastify'
 
 /** @example routableUrl({ url: '/v1/pets/%ZZ?limit=1' }) // '/v1/pets/%25ZZ?limit=1' */
 export function routableUrl ({ url = '' }: Pick<RawRequestDefaultExpression, 'url'>): string {
+  const percentAt = url.indexOf('%')
   const queryAt = url.indexOf('?')
-  const path = queryAt === -1 ? url : url.slice(0, queryAt)
-  if (!path.includes('%')) return url
-  const segments = path.split('/')
+  if (percentAt === -1 || (queryAt !== -1 && queryAt < percentAt)) return url
+  const segments = (queryAt === -1 ? url : url.slice(0, queryAt)).split('/')
   let changed = false
   for (let i = 0; i < segments.length; i++) {
     if (decodes(segments[i]!)) continue

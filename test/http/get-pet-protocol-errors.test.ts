@@ -52,6 +52,12 @@ for (const backend of backends()) {
       }
     })
 
+    it('measures the target as sent: 3,000 bad escapes in 3 KiB are the route\'s 400, not a 414', async () => {
+      const response = await get(server, `/pets/${'%'.repeat(3_000)}`)
+      assert.equal(response.status, 400)
+      assertDeprecationHeaders(headersOf(response))
+    })
+
     it('logs such a request as any other of its route: its request line names getPet\'s route', async () => {
       const response = await get(server, '/pets/%C0', { 'x-request-id': 'bad-percent-encoding' })
       assert.equal(response.status, 400)

@@ -36,7 +36,8 @@ export const checkHost: onRequestHookHandler = (request, _reply, done) => {
 
 /** @example app.addHook('onRequest', checkRequest) // after the deprecation headers and auth */
 export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
-  if (Buffer.byteLength(request.raw.url ?? '') > URL_LIMIT_BYTES) {
+  // The target as sent: src/http/routable-url.ts may have lengthened it.
+  if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {
     throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
   }
   // Node's parser lets some long lists of small headers through, and keeps only the first
