@@ -7,7 +7,6 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { PetstoreClient } from '../../src/client/index.js'
 import { Pet } from '../../src/schemas/pets.js'
 import { TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
-import { lockOnceLoading } from './lock-database.js'
 import { runCli, runCliOnTerminal } from './run-cli.js'
 
 const checkPet = TypeCompiler.Compile(Pet)
@@ -107,27 +106,6 @@ for (const backend of backends()) {
   })
 }
 
-describe('petstore seed when the database is locked', () => {
-  let dir: string
-  before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })
-  after(() => { rmSync(dir, { recursive: true, force: true }) })
-
-  it('stops with one line naming the lock and how many animals stay, exit code 1, no stack trace', async () => {
-    const file = join(dir, 'locked.db')
-    const seeding = runCli(['seed', '--count', '1000000', '--batch-size', '1000', '--database-url', `sqlite:${file}`])
-    const lock = await lockOnceLoading(file)
-    try {
-      const result = await seeding
-      assert.equal(result.code, 1)
-      const added = /^petstore: the database is unavailable: database is locked; the ([0-9]+) animals added before it stay in the database\n$/.exec(result.stderr)
-      assert.ok(added !== null, result.stderr)
-      assert.equal((lock.prepare('SELECT count(*) AS n FROM pets').get() as { n: number }).n, Number(added[1]))
-    } finally {
-      lock.exec('ROLLBACK')
-      lock.close()
-    }
-  })
-})
 for (const backend of backends()) {
   describe(`${backend.name}: petstore seed once an import took the last id`, { skip: backend.skip }, () => {
     let database: TestDatabase
