@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { after, before } from 'node:test'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import type { RequestTimeouts } from '../src/http/error-handler.js'
@@ -62,6 +63,27 @@ export async function openMigratedStore (database: TestDatabase, postgres?: Post
   const store = await openStore(database.url, postgres)
   await store.migrate()
   return store
+}
+
+/**
+ * Within a describe: a migrated store on a fresh database of `backend`, opened before its
+ * tests, closed and dropped after them.
+ * @example const fixture = useTestStore(backend.name); it('…', async () => { await fixture.store.listPets({ limit: 10 }) })
+ */
+export function useTestStore (backend: Backend['name']): { readonly store: Store, readonly database: TestDatabase } {
+  let opened: { store: Store, database: TestDatabase } | undefined
+  before(async () => {
+    const database = await createTestDatabase(backend)
+    opened = { database, store: await openMigratedStore(database) }
+  })
+  after(async () => {
+    await opened?.store.close()
+    await opened?.database.drop()
+  })
+  return {
+    get store () { return opened!.store },
+    get database () { return opened!.database }
+  }
 }
 
 export interface TestServer {

@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { parseExactJson } from '../../src/client/exact-json.js'
 import { PetCatalogue } from '../../src/domain/pets.js'
-import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
+import { backends, useTestStore } from '../helper.js'
 
 const caller = { keyName: 'test', keyHash: 'a'.repeat(64) }
 
 for (const backend of backends()) {
   describe(`${backend.name}: creates committed together`, { skip: backend.skip }, () => {
-    let database: TestDatabase
-    let store: Store
-    before(async () => {
-      database = await createTestDatabase(backend.name)
-      store = await openMigratedStore(database)
-    })
-    after(async () => {
-      await store?.close()
-      await database?.drop()
-    })
+    const fixture = useTestStore(backend.name)
 
     it('gives 300 concurrent creates ascending ids in the order they came, each stored as answered', async () => {
-      const catalogue = new PetCatalogue(store, await store.secret('cursor'))
+      const catalogue = new PetCatalogue(fixture.store, await fixture.store.secret('cursor'))
       const created = await Promise.all(Array.from({ length: 300 }, (_, i) =>
         catalogue.createPet({ name: `pet ${i}`, categoryId: i + 1 }, caller)))
       const ids = created.map(({ pet }) => Number(pet.id))
@@ -30,7 +20,7 @@ for (const backend of backends()) {
       for (const [i, { pet, replayed }] of created.entries()) {
         assert.equal(replayed, false)
         assert.deepEqual(pet, { id: pet.id, name: `pet ${i}`, categoryId: i + 1, status: 'available' })
-        assert.deepEqual(parseExactJson(await store.findPetJson(pet.id) ?? 'null'), pet)
+        assert.deepEqual(parseExactJson(await fixture.store.findPetJson(pet.id) ?? 'null'), pet)
       }
     })
   })

@@ -1,39 +1,29 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { INT64_MAX, toInt64 } from '../../src/schemas/kinds.js'
 import { AppError } from '../../src/domain/errors.js'
-import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, openMigratedStore, useTestStore } from '../helper.js'
 
 const NO_ID_LEFT = new AppError('unavailable', 'no id is left for a new animal: 9223372036854775807, the highest, is taken', { 'retry-after': '3600' })
 const newPet = (name: string) => ({ name, categoryId: 1, status: 'available' as const })
 
 for (const backend of backends()) {
   describe(`${backend.name} store: ids of new animals at the end of int64`, { skip: backend.skip }, () => {
-    let database: TestDatabase
-    let store: Store
-    before(async () => {
-      database = await createTestDatabase(backend.name)
-      store = await openMigratedStore(database)
-    })
-    after(async () => {
-      await store.close()
-      await database.drop()
-    })
+    const fixture = useTestStore(backend.name)
 
-    const ids = async (): Promise<bigint[]> => (await store.listPets({ limit: 100 })).map((pet) => BigInt(pet.id))
+    const ids = async (): Promise<bigint[]> => (await fixture.store.listPets({ limit: 100 })).map((pet) => BigInt(pet.id))
 
     it('gives the last id, 2^63 - 1, then refuses creates and seeds with unavailable, never a random id below', async () => {
-      await store.importPets([{ id: 5, ...newPet('low') }, { id: toInt64(INT64_MAX - 1n), ...newPet('high') }])
-      const [last] = await store.createPets([{ pet: newPet('last') }], 60_000)
+      await fixture.store.importPets([{ id: 5, ...newPet('low') }, { id: toInt64(INT64_MAX - 1n), ...newPet('high') }])
+      const [last] = await fixture.store.createPets([{ pet: newPet('last') }], 60_000)
       assert.deepEqual(last, { kind: 'created', pet: { id: INT64_MAX, ...newPet('last') } })
 
-      await assert.rejects(store.createPets([{ pet: newPet('one too many') }], 60_000), (err) => {
+      await assert.rejects(fixture.store.createPets([{ pet: newPet('one too many') }], 60_000), (err) => {
         assert.deepEqual(err, NO_ID_LEFT)
         assert.deepEqual((err as AppError).headers, { 'retry-after': '3600' }, 'retrying soon does not help')
         return true
       })
-      await assert.rejects(store.insertPets([newPet('seeded')]), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })
+      await assert.rejects(fixture.store.insertPets([newPet('seeded')]), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })
       assert.deepEqual(await ids(), [5n, INT64_MAX - 1n, INT64_MAX])
     })
 

@@ -1,42 +1,32 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import pg from 'pg'
 import { isAppError } from '../../src/domain/errors.js'
 import { openStore } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
+import { backends, useTestStore } from '../helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
 for (const postgres of backends('postgres')) {
   describe(`${postgres.name} store`, () => {
-    let database: TestDatabase
-    let store: Store
-    before(async () => {
-      database = await createTestDatabase('postgres')
-      store = await openMigratedStore(database)
-    })
-    after(async () => {
-      await store?.close()
-      await database?.drop()
-    })
+    const fixture = useTestStore('postgres')
 
     async function sql<T extends pg.QueryResultRow> (client: pg.Client, text: string): Promise<T[]> {
       return (await client.query<T>(text)).rows
     }
 
     it('never moves the id sequence down on import, so a create in flight elsewhere keeps its id', async () => {
-      await store.createPets([{ pet: newPet }, { pet: newPet }, { pet: newPet }], 1000)
-      const gap = new pg.Client({ connectionString: database.url })
-      const inFlight = new pg.Client({ connectionString: database.url })
+      await fixture.store.createPets([{ pet: newPet }, { pet: newPet }, { pet: newPet }], 1000)
+      const gap = new pg.Client({ connectionString: fixture.database.url })
+      const inFlight = new pg.Client({ connectionString: fixture.database.url })
       await Promise.all([gap.connect(), inFlight.connect()])
       try {
         const [{ id: skipped }] = await sql<{ id: string }>(gap, "SELECT nextval(pg_get_serial_sequence('pets', 'id'))::text AS id") as [{ id: string }]
         await sql(inFlight, 'BEGIN')
         const [{ id: held }] = await sql<{ id: string }>(inFlight, "INSERT INTO pets (name, category_id, status) VALUES ('held', 1, 'sold') RETURNING id::text") as [{ id: string }]
-        await store.importPets([{ id: Number(skipped), name: 'imported', categoryId: 1, status: 'sold' }])
+        await fixture.store.importPets([{ id: Number(skipped), name: 'imported', categoryId: 1, status: 'sold' }])
         await sql(inFlight, 'COMMIT')
-        const [outcome] = await store.createPets([{ pet: newPet }], 1000)
+        const [outcome] = await fixture.store.createPets([{ pet: newPet }], 1000)
         assert.equal(outcome?.kind, 'created')
         assert.ok(outcome.kind === 'created' && Number(outcome.pet.id) > Number(held))
       } finally {
@@ -45,13 +35,13 @@ for (const postgres of backends('postgres')) {
     })
 
     it('still moves the sequence up past imported ids', async () => {
-      await store.importPets([{ id: 1_000, name: 'imported', categoryId: 1, status: 'sold' }])
-      const [outcome] = await store.createPets([{ pet: newPet }], 1000)
+      await fixture.store.importPets([{ id: 1_000, name: 'imported', categoryId: 1, status: 'sold' }])
+      const [outcome] = await fixture.store.createPets([{ pet: newPet }], 1000)
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
     it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
-      const url = new URL(database.url)
+      const url = new URL(fixture.database.url)
       url.searchParams.set('options', `${url.searchParams.get('options')} -c default_transaction_read_only=on`)
       const readOnly = await openStore(url.href)
       try {
@@ -63,12 +53,12 @@ for (const postgres of backends('postgres')) {
     })
 
     it('leaves a constraint violation as it is (a bug or bad input, not an outage)', async () => {
-      await assert.rejects(store.importPets([{ id: 1, name: 'again', categoryId: 1, status: 'sold' }]),
+      await assert.rejects(fixture.store.importPets([{ id: 1, name: 'again', categoryId: 1, status: 'sold' }]),
         (err) => !isAppError(err) && (err as { code?: string }).code === '23505')
     })
 
     it('answers unavailable, not a crash, when the pool is already closed', async () => {
-      const closed = await openStore(database.url)
+      const closed = await openStore(fixture.database.url)
       await closed.close()
       await assert.rejects(closed.listPets({ limit: 1 }), (err) => isAppError(err) && err.code === 'unavailable')
     })
