@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { AppError, isAppError } from '../domain/errors.js'
-import { CLIENT_CLOSED_REQUEST, logRequest } from './plugins/access-log.js'
+import { logClientGone, noteAnsweredOnSocket } from './plugins/access-log.js'
 
 export const BODY_LIMIT_BYTES = 16 * 1024
 export const HEADER_LIMIT_BYTES = 16 * 1024
@@ -58,9 +58,8 @@ export function registerErrorHandling (app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (request.raw.aborted) {
       // The client closed the connection while sending its request (or was answered a 408 on
-      // the socket): no one to answer, and no fault of the server's. Its request line is
-      // written here, since no response will be.
-      logRequest(request, reply, answered.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
+      // the socket): no one to answer, and no fault of the server's.
+      logClientGone(request, reply)
       reply.hijack()
       return
     }
@@ -160,11 +159,7 @@ export function clientErrorHandlerFor (timeouts: RequestTimeouts) {
     }
     const error = clientError(err, timeouts)
     // A connection closed mid-request is the client's leaving (499), whatever is written after.
-    if (err.code !== 'HPE_INVALID_EOF_STATE') answered.set(socket, error.status)
+    if (err.code !== 'HPE_INVALID_EOF_STATE') noteAnsweredOnSocket(socket, error.status)
     writeErrorToSocket(socket, error)
   }
 }
-
-// The status written on a socket Node took from a request in progress (a 408 when its body
-// stalled): that request then ends as aborted, and its request line says what was answered.
-const answered = new WeakMap<Socket, number>()

@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { registerAccessLog } from '../../src/http/plugins/access-log.js'
 import { TEST_KEY, get, post, startTestServer, type TestServer } from '../helper.js'
 import { openRaw } from '../hardening/raw-http.js'
+import { TcpProxy } from '../support/tcp-proxy.js'
 
 describe('the access log', () => {
   let server: TestServer
@@ -41,23 +44,28 @@ describe('the access log', () => {
   })
 
   it('writes the line of a client that left mid-body with status 499, and no error', async () => {
-    const socket = connect(Number(new URL(server.origin).port), '127.0.0.1')
-    await once(socket, 'connect')
-    socket.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-mid-body\r\n` +
+    await leave(server.origin, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-mid-body\r\n` +
       'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"na')
-    await sleep(100)
-    socket.destroy()
-    let lines: Array<Record<string, unknown>> = []
-    for (let waited = 0; lines.length === 0 && waited < 2_000; waited += 20) {
-      await sleep(20)
-      lines = server.logs().filter((entry) => entry.requestId === 'left-mid-body')
-    }
-    await sleep(200)
-    lines = server.logs().filter((entry) => entry.requestId === 'left-mid-body')
-    assert.deepEqual(lines.map(({ msg, level, route, status }) => ({ msg, level, route, status })),
+    assert.deepEqual((await linesOf(server, 'left-mid-body')).map(({ msg, level, route, status }) => ({ msg, level, route, status })),
       [{ msg: 'request', level: 30, route: '/v1/pets', status: 499 }])
   })
 
+  it('writes 499 for a client that left while its create waited for the write lock; the animal is still made', async () => {
+    const lock = new Database(server.database.url.slice('sqlite:'.length))
+    const before = (await server.store.listPets({ limit: 1000 })).length
+    try {
+      lock.exec('BEGIN IMMEDIATE')
+      const body = '{"name":"Left","categoryId":3}'
+      await leave(server.origin, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-during-commit\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+    } finally {
+      lock.exec('ROLLBACK')
+      lock.close()
+    }
+    assert.deepEqual((await linesOf(server, 'left-during-commit')).map(({ route, status }) => ({ route, status })),
+      [{ route: '/v1/pets', status: 499 }])
+    assert.equal((await server.store.listPets({ limit: 1000 })).length, before + 1)
+  })
   it('writes 408 as the status of a request whose body stalled past the time allowed', async () => {
     const slow = await startTestServer({ timeouts: { headersMs: 500, requestMs: 1_000 } })
     try {
@@ -73,6 +81,49 @@ describe('the access log', () => {
     }
   })
 })
+
+const redisUrl = process.env.TEST_REDIS_URL
+
+describe('the access log with the rate limit counted in Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis access-log test skipped' : false }, () => {
+  it('writes 499 for a client that left while its request was being counted', async () => {
+    const redis = new URL(redisUrl!)
+    const proxy = await TcpProxy.start({ host: redis.hostname, port: Number(redis.port || 6379) })
+    const server = await startTestServer({
+      env: { RATE_LIMIT: '100', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
+    })
+    try {
+      // An animal that exists: a 404 is an error, whose handler already wrote the line of a client gone.
+      const { id } = await (await post(server, '/pets', { name: 'Rex', categoryId: 3 })).json() as { id: number }
+      proxy.cut('stall')
+      await leave(server.origin, `GET /v1/pets/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-during-count\r\n\r\n`)
+      // The count's time-out is logged too, as a warning: the request line is the one that matters here.
+      const lines = (await linesOf(server, 'left-during-count')).filter((line) => line.msg === 'request')
+      assert.deepEqual(lines.map(({ route, status }) => ({ route, status })),
+        [{ route: '/v1/pets/:petId', status: 499 }])
+    } finally {
+      proxy.restore()
+      await server.close()
+      await proxy.close()
+    }
+  })
+})
+
+/** Sends a request on a connection of its own, and closes that connection 100 ms later. */
+async function leave (origin: string, request: string): Promise<void> {
+  const socket = connect(Number(new URL(origin).port), '127.0.0.1')
+  await once(socket, 'connect')
+  socket.write(request)
+  await sleep(100)
+  socket.destroy()
+}
+
+/** The log lines of a request id, once there is one (within 2 s) and 200 ms more have passed for any second. */
+async function linesOf (server: TestServer, requestId: string): Promise<Array<Record<string, unknown>>> {
+  const lines = (): Array<Record<string, unknown>> => server.logs().filter((entry) => entry.requestId === requestId)
+  for (let waited = 0; lines().length === 0 && waited < 2_000; waited += 20) await sleep(20)
+  await sleep(200)
+  return lines()
+}
 
 describe('the access log of a slow request', () => {
   it('gives its duration in microseconds: at least the handler\'s wait, at most what the client saw', async () => {

@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { REQUEST_ID_LOG_LABEL } from './request-id.js'
 
@@ -17,14 +18,28 @@ export function registerAccessLog (app: FastifyInstance): void {
   })
 }
 
-/** The status logged for a client that closed its connection before its request was read, as nginx logs it. */
-export const CLIENT_CLOSED_REQUEST = 499
+/** The status logged for a client that closed its connection before it was answered, as nginx logs it. */
+const CLIENT_CLOSED_REQUEST = 499
+
+// The status Node's parser had written straight on a socket (a 408 when a body stalled):
+// the request in progress there then ends as its client's leaving, and its line says what was answered.
+const answeredOnSocket = new WeakMap<Socket, number>()
+
+/** @example noteAnsweredOnSocket(socket, 408) // before the error is written on it */
+export function noteAnsweredOnSocket (socket: Socket, status: number): void {
+  answeredOnSocket.set(socket, status)
+}
 
 /**
- * The request line; also written by the error handler for a request whose client left, which gets no response.
- * @example logRequest(request, reply, CLIENT_CLOSED_REQUEST)
+ * The request line of a request whose client is gone: no response will be written, so
+ * no onResponse hook will run. 499, or what was written on its socket.
+ * @example if (reply.raw.destroyed) logClientGone(request, reply)
  */
-export function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
+export function logClientGone (request: FastifyRequest, reply: FastifyReply): void {
+  logRequest(request, reply, answeredOnSocket.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
+}
+
+function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
   // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
   // A literal key, checked against the label: a computed one makes V8 add every field one by one.
   request.server.log.info({

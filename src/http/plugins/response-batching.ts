@@ -10,6 +10,7 @@
  * request waits only for the end of its own turn.
  */
 import type { DoneFuncWithErrOrRes, FastifyInstance, FastifyReply } from 'fastify'
+import { logClientGone } from './access-log.js'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -28,7 +29,10 @@ export function registerResponseBatching (app: FastifyInstance): void {
     batch = []
     for (const entry of sends) {
       entry.reply.held = false
-      write(entry)
+      // The client left while its request was handled (a create's commit, a key lookup):
+      // nothing can be written, and no 'finish' will run the onResponse hooks.
+      if (entry.reply.raw.destroyed) logClientGone(entry.reply.request, entry.reply)
+      else write(entry)
     }
   }
   app.decorateReply('held', false)
