@@ -113,13 +113,21 @@ export async function startServer (config: Config, options: { migrate: boolean }
   return { app, store, url, close }
 }
 
+/**
+ * The first SIGTERM or SIGINT drains; those after it are ignored, not Node's default exit:
+ * a supervisor may signal twice (systemd's control group, `tini -g`: a worker gets the
+ * group's signal and the primary's), and the drain has its own time limit.
+ */
 function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: number): void {
+  let draining = false
   const onSignal = (): void => {
+    if (draining) return
+    draining = true
     setTimeout(() => process.exit(1), delayMs + SHUTDOWN_TIMEOUT_MS).unref()
     close(delayMs).then(() => process.exit(0), () => process.exit(1))
   }
-  process.once('SIGTERM', onSignal)
-  process.once('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', onSignal)
 }
 
 /** What a worker that cannot start tells the primary, before it exits 1. */
@@ -178,7 +186,11 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
     const wasServing = serving.delete(worker.id)
     const settle = (): void => {
       live.delete(worker.id)
-      if (stopping) return exitWhenAllGone()
+      if (stopping) {
+        // A worker killed while it drained may have cut requests short: not a clean stop.
+        if (code !== 0) failure ??= `worker ${worker.process.pid} exited with ${code ?? signal} while draining`
+        return exitWhenAllGone()
+      }
       if (wasServing) {
         process.stderr.write(`petstore: worker ${worker.process.pid} exited with ${code ?? signal}; starting another\n`)
         return fork()
@@ -193,8 +205,9 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
 
   answerClusterScrapes()
   for (let i = 0; i < count; i++) fork()
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  // Every signal after the first is ignored by stop(), as by closeOnSignals.
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
 }
 
 /** `petstore serve`: one process, or a primary and WORKERS workers. */

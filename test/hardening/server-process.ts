@@ -28,13 +28,16 @@ async function freePort (): Promise<number> {
 }
 
 /**
- * Starts the service on `databaseUrl` and resolves once /healthz answers.
+ * Starts the service on `databaseUrl` and resolves once /healthz answers; in a process group
+ * of its own when asked.
  * @example const server = await startServerProcess(database.url); server.child.kill('SIGKILL')
  */
-export async function startServerProcess (databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess (databaseUrl: string, env: Record<string, string> = {}, { ownProcessGroup = false } = {}): Promise<ServerProcess> {
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve'], {
     cwd: ROOT,
+    // Its own process group, which a test signals as a whole (`kill -- -PGID`), as systemd does.
+    detached: ownProcessGroup,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
