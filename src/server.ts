@@ -44,8 +44,10 @@ export async function ensureAnApiKey (store: Store, config: Config): Promise<str
   let key: string
   try {
     key = await issueApiKey(store, 'default')
-  } catch {
-    return undefined // another instance issued it at the same moment
+  } catch (err) {
+    // Another instance issued it at the same moment; else no key exists, and serving would answer only 401s.
+    if ((await store.listApiKeys()).length > 0) return undefined
+    throw err
   }
   process.stderr.write(
     'petstore: no API key was configured, so one was issued. It is shown this once; keep it:\n' +

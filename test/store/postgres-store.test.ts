@@ -3,7 +3,9 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { isAppError } from '../../src/domain/errors.js'
 import { openStore } from '../../src/store/open-store.js'
-import { backends, useTestStore } from '../helper.js'
+import { parseConfig } from '../../src/config.js'
+import { ensureAnApiKey } from '../../src/server.js'
+import { backends, createTestDatabase, openMigratedStore, useTestStore } from '../helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
@@ -55,6 +57,42 @@ for (const postgres of backends('postgres')) {
     it('leaves a constraint violation as it is (a bug or bad input, not an outage)', async () => {
       await assert.rejects(fixture.store.importPets([{ id: 1, name: 'again', categoryId: 1, status: 'sold' }]),
         (err) => !isAppError(err) && (err as { code?: string }).code === '23505')
+    })
+
+    it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
+      const store = await openStore(fixture.database.url, { timeoutMs: 500 })
+      const locker = new pg.Client({ connectionString: fixture.database.url })
+      await locker.connect()
+      const count = async (): Promise<number> => Number((await sql<{ n: string }>(locker, "SELECT count(*) AS n FROM pets WHERE name = 'timed out'"))[0]!.n)
+      try {
+        await sql(locker, 'BEGIN')
+        await sql(locker, 'LOCK TABLE pets, api_keys IN ACCESS EXCLUSIVE MODE')
+        await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => isAppError(err) && err.code === 'unavailable')
+        await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => isAppError(err) && err.code === 'unavailable')
+        await sql(locker, 'COMMIT')
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        assert.equal(await count(), 0, 'the insert did not commit once the lock was gone')
+        assert.deepEqual((await store.listApiKeys()).filter((key) => key.name === 'timed-out'), [])
+      } finally {
+        await locker.end()
+        await store.close()
+      }
+    })
+
+    it('fails the first start when its key cannot be stored, rather than serving with no key', async () => {
+      const database = await createTestDatabase('postgres')
+      const store = await openMigratedStore(database, { timeoutMs: 500 })
+      const locker = new pg.Client({ connectionString: database.url })
+      await locker.connect()
+      try {
+        await sql(locker, 'BEGIN')
+        await sql(locker, 'LOCK TABLE api_keys IN EXCLUSIVE MODE')
+        await assert.rejects(ensureAnApiKey(store, parseConfig({ DATABASE_URL: database.url })), (err) => isAppError(err) && err.code === 'unavailable')
+      } finally {
+        await locker.end()
+        await store.close()
+        await database.drop()
+      }
     })
 
     it('answers unavailable, not a crash, when the pool is already closed', async () => {

@@ -57,6 +57,9 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: timeoutMs,
     query_timeout: timeoutMs,
+    // The server gives up first: a statement the client stopped waiting for must not commit
+    // after it (a seed or a key reported failed, then there). Cancelled, it rolls back.
+    statement_timeout: Math.ceil(timeoutMs * 0.8),
     // A partition can leave the server holding our transaction (and its advisory locks) open:
     // the server ends it, and keepalive notices the dead socket.
     idle_in_transaction_session_timeout: 4 * timeoutMs,
@@ -150,6 +153,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return await transaction(async (client) => {
         const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
           await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
+        await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
         await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
         await query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
         const { rows } = await query<{ version: number }>('SELECT version FROM schema_migrations')
