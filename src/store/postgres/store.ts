@@ -114,9 +114,16 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     }
     const replayedPets = await findPets(client, [...seen.values()].map((row) => row.pet_id))
 
+    // A key twice in one batch (a retry whose first attempt's client left): the first creates,
+    // the others replay it or are refused, as they would be in later batches.
+    const firstWithKey = new Map<string, CreateRequest>()
     const toCreate = requests.filter((request) => {
       const idem = request.idempotency
-      return idem === undefined || !seen.has(`${idem.scope}\n${idem.key}`)
+      if (idem === undefined) return true
+      const key = `${idem.scope}\n${idem.key}`
+      if (seen.has(key) || firstWithKey.has(key)) return false
+      firstWithKey.set(key, request)
+      return true
     })
     const { rows: ids } = await client.query<{ id: string }>(
       "SELECT nextval(pg_get_serial_sequence('pets', 'id'))::text AS id FROM generate_series(1, $1)", [toCreate.length])
@@ -140,9 +147,12 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     return requests.map((request): CreateOutcome => {
       const pet = created.get(request)
       if (pet !== undefined) return { kind: 'created', pet }
-      const row = seen.get(`${request.idempotency!.scope}\n${request.idempotency!.key}`)!
-      if (row.fingerprint !== request.idempotency!.fingerprint) return { kind: 'key_reused' }
-      return { kind: 'replayed', pet: replayedPets.get(row.pet_id)! }
+      const idem = request.idempotency!
+      const key = `${idem.scope}\n${idem.key}`
+      const row = seen.get(key)
+      const first = row === undefined ? firstWithKey.get(key)! : undefined
+      if ((row?.fingerprint ?? first!.idempotency!.fingerprint) !== idem.fingerprint) return { kind: 'key_reused' }
+      return { kind: 'replayed', pet: row === undefined ? created.get(first!)! : replayedPets.get(row.pet_id)! }
     })
   }
 
