@@ -87,6 +87,8 @@ export interface Store {
   listApiKeys (): Promise<ApiKeyRecord[]>
   /** Returns false when no active key has that name. */
   revokeApiKey (name: string): Promise<boolean>
+  /** Forgets a key nobody ever received (its printing failed), so its name is free again. */
+  deleteApiKey (name: string): Promise<void>
 
   /** A random secret created once per database (signs cursors); shared by every instance. */
   secret (name: string): Promise<Buffer>

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { closeSync, openSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
 import { runCli, runCliIntoClosedPipe } from './run-cli.js'
@@ -35,10 +36,21 @@ for (const backend of backends()) {
       assert.equal(await listPetsWith(database, backend.name, key), 401)
     })
 
-    it('fails with exit code 1 when the new key cannot be written out, since it is shown only once', async () => {
-      const result = await runCliIntoClosedPipe(['keys', 'create', '--name', 'unseen', '--database-url', database.url])
-      assert.equal(result.code, 1, result.stderr)
-      assert.equal(result.stderr, 'petstore: cannot write the output (write EPIPE)\n')
+    it('fails with exit code 1 and keeps no key when the new key cannot be written out, since it is shown only once', async () => {
+      const closedPipe = await runCliIntoClosedPipe(['keys', 'create', '--name', 'unseen', '--database-url', database.url])
+      assert.equal(closedPipe.code, 1, closedPipe.stderr)
+      assert.equal(closedPipe.stderr, 'petstore: cannot write the output (EPIPE: broken pipe, write); no key named unseen was kept\n')
+      const full = openSync('/dev/full', 'w')
+      try {
+        const fullDisk = await runCli(['keys', 'create', '--name', 'unseen', '--database-url', database.url], { stdout: full })
+        assert.equal(fullDisk.stderr, 'petstore: cannot write the output (ENOSPC: no space left on device, write); no key named unseen was kept\n')
+        assert.equal(fullDisk.code, 1)
+      } finally {
+        closeSync(full)
+      }
+      assert.doesNotMatch((await runCli(['keys', 'list', '--database-url', database.url])).stdout, /unseen/)
+      const named = await runCli(['keys', 'create', '--name', 'unseen', '--database-url', database.url])
+      assert.equal(named.code, 0, 'the name is free again')
     })
 
     it('issues one key when several ask for the same name at once; the others get the one line, exit code 1', async () => {
@@ -50,6 +62,7 @@ for (const backend of backends()) {
     it('refuses a bad name, a second key of the same name and an unknown revoke in one line, exit code 1', async () => {
       for (const [args, message] of [
         [['keys', 'create', '--name', 'has space'], 'petstore: --name: must be 1 to 64 of A-Z a-z 0-9 . _ -\n'],
+        [['keys', 'create', '--name', 'env-1'], 'petstore: --name: env-1, env-2, … name the keys of PETSTORE_API_KEYS in metrics; choose another\n'],
         [['keys', 'create', '--name', 'ci-robot'], 'petstore: --name: a key named ci-robot exists already\n'],
         [['keys', 'revoke', 'nobody'], 'petstore: no active key named nobody\n']
       ] as const) {

@@ -265,6 +265,10 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return (rowCount ?? 0) > 0
     },
 
+    async deleteApiKey (name) {
+      await pool.query('DELETE FROM api_keys WHERE name = $1', [name])
+    },
+
     async secret (name) {
       await pool.query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, randomBytes(32)])
       const { rows } = await pool.query<{ value: Buffer }>('SELECT value FROM secrets WHERE name = $1', [name])

@@ -153,6 +153,10 @@ export function openSqliteStore (path: string): Store {
       return result.changes > 0
     },
 
+    async deleteApiKey (name) {
+      sql('DELETE FROM api_keys WHERE name = ?').run(name)
+    },
+
     async secret (name) {
       sql('INSERT OR IGNORE INTO secrets (name, value) VALUES (?, ?)').run(name, randomBytes(32))
       return (sql('SELECT value FROM secrets WHERE name = ?').get(name) as { value: Buffer }).value
