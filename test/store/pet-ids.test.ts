@@ -27,13 +27,17 @@ for (const backend of backends()) {
       assert.deepEqual(await ids(), [5n, INT64_MAX - 1n, INT64_MAX])
     })
 
-    it('refuses a whole seed batch when fewer ids are left than it needs', async () => {
+    it('refuses a whole seed or create batch when fewer ids are left than it needs, and leaves those ids to a smaller one', async () => {
       const other = await createTestDatabase(backend.name)
       const fresh = await openMigratedStore(other)
       try {
         await fresh.importPets([{ id: toInt64(INT64_MAX - 2n), ...newPet('high') }])
         await assert.rejects(fresh.insertPets([newPet('a'), newPet('b'), newPet('c')]), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })
+        await assert.rejects(fresh.createPets([{ pet: newPet('a') }, { pet: newPet('b') }, { pet: newPet('c') }], 60_000), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })
         assert.deepEqual((await fresh.listPets({ limit: 10 })).map((pet) => BigInt(pet.id)), [INT64_MAX - 2n])
+        await fresh.insertPets([newPet('d')])
+        await fresh.createPets([{ pet: newPet('e') }], 60_000)
+        assert.deepEqual((await fresh.listPets({ limit: 10 })).map((pet) => BigInt(pet.id)), [INT64_MAX - 2n, INT64_MAX - 1n, INT64_MAX])
       } finally {
         await fresh.close()
         await other.drop()

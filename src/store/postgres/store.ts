@@ -5,9 +5,10 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { toInt64, type Int64 } from '../../schemas/kinds.js'
+import { INT64_MAX, toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
 import type { ApiKeyRecord, CreateOutcome, CreateRequest, ListPetsOptions, Store } from '../store.js'
+import { noIdLeft } from '../store-errors.js'
 import { orNoIdLeft, translatePostgresError } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { exportPages } from '../export-pages.js'
@@ -37,6 +38,13 @@ const PET_FIELD_COLUMNS = Object.entries(PET_FIELDS).map(([field, column]) => fi
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
 export const MIGRATION_LOCK = 7_370_736_174
+/**
+ * SQL: whether the id sequence still has `count` values. Checked before any is taken, since a
+ * value taken is gone even when its transaction rolls back: a refused batch leaves the rest to others.
+ */
+function roomForIds (count: string): string {
+  return `(SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0)) <= ${INT64_MAX} - ${count}`
+}
 // Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
@@ -126,7 +134,8 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return true
     })
     const { rows: ids } = await client.query<{ id: string }>(
-      "SELECT nextval(pg_get_serial_sequence('pets', 'id'))::text AS id FROM generate_series(1, $1)", [toCreate.length])
+      `SELECT nextval(pg_get_serial_sequence('pets', 'id'))::text AS id FROM generate_series(1, $1) WHERE ${roomForIds('$1')}`, [toCreate.length])
+    if (ids.length < toCreate.length) throw noIdLeft()
     const created = new Map<CreateRequest, Pet>()
     toCreate.forEach((request, index) => created.set(request, { id: toInt64(BigInt(ids[index]!.id)), ...request.pet }))
     if (toCreate.length > 0) {
@@ -230,10 +239,11 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
 
     async insertPets (pets) {
       // One statement is one transaction; the identity sequence gives the ids, never twice.
-      await pool.query(
-        'INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])',
-        [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
+      const { rowCount } = await pool.query(
+        `INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) WHERE ${roomForIds('$4::bigint')}`,
+        [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status), pets.length])
         .catch((err: unknown) => { throw orNoIdLeft(err) })
+      if ((rowCount ?? 0) < pets.length) throw noIdLeft()
     },
 
     exportPets (pageSize) {
