@@ -202,7 +202,8 @@ export const SETTINGS = [
 ] as const satisfies ReadonlyArray<Setting<SettingKey>>
 
 /**
- * Reads every setting from flags first, then the environment, then the default.
+ * Reads every setting from flags first, then the environment, then the default. An empty
+ * variable is an unset one; an empty flag is checked as given.
  * @throws ConfigError `PORT: must be an integer from 0 to 65535`
  * @example const config = parseConfig(process.env, { port: '9090' })
  */
@@ -211,7 +212,9 @@ export function parseConfig (env: Record<string, string | undefined>, flags: Rec
   const names: Record<string, string> = {}
   for (const setting of SETTINGS) {
     const fromFlag = flags[setting.flag]
-    const raw = fromFlag ?? env[setting.env] ?? setting.default ?? ''
+    // `PORT=` (as `PORT=${PORT}` leaves it in a compose file) means no PORT, as for most tools.
+    const fromEnv = env[setting.env] === '' ? undefined : env[setting.env]
+    const raw = fromFlag ?? fromEnv ?? setting.default ?? ''
     names[setting.key] = fromFlag === undefined ? setting.env : `--${setting.flag}`
     try {
       config[setting.key] = setting.parse(raw)

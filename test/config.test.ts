@@ -34,6 +34,18 @@ describe('configuration', () => {
     assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1/' }).publicBaseUrl, 'https://api.example.com/v1')
   })
 
+  it('takes an empty variable as unset: the default applies, for every setting', () => {
+    const empty = Object.fromEntries(SETTINGS.map((setting) => [setting.env, '']))
+    assert.deepEqual(parseConfig(empty), parseConfig({}))
+    assert.equal(parseConfig({ PORT: '', WORKERS: '', LOG_LEVEL: '' }).port, 8080)
+    assert.equal(parseConfig({ REDIS_KEY_PREFIX: '' }).redisKeyPrefix, 'petstore:')
+  })
+
+  it('checks an empty flag as given: it wins over the variable', () => {
+    assert.throws(() => parseConfig({ PORT: '9000' }, { port: '' }), new ConfigError('--port: must be an integer from 1 to 65535'))
+    assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1' }, { 'public-base-url': '' }).publicBaseUrl, undefined)
+  })
+
   it('says the variable and the rule in one line', () => {
     assert.throws(() => parseConfig({ PORT: '0' }), new ConfigError('PORT: must be an integer from 1 to 65535'))
     assert.throws(() => parseConfig({ DATABASE_URL: 'mysql://x' }), /^ConfigError: DATABASE_URL: must start with sqlite: or postgres:\/\/$/)
