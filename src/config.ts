@@ -33,7 +33,10 @@ export interface Config {
   names: Readonly<Record<SettingKey, string>>
 }
 
-type SettingKey = Exclude<keyof Config, 'names'>
+export type SettingKey = Exclude<keyof Config, 'names'>
+
+/** Some settings of Config, with how the operator gave each. */
+export type Settings<K extends SettingKey> = Readonly<Pick<Config, K> & { names: Readonly<Record<K, string>> }>
 
 export class ConfigError extends Error {
   override name = 'ConfigError'
@@ -202,15 +205,17 @@ export const SETTINGS = [
 ] as const satisfies ReadonlyArray<Setting<SettingKey>>
 
 /**
- * Reads every setting from flags first, then the environment, then the default. An empty
- * variable is an unset one; an empty flag is checked as given.
- * @throws ConfigError `PORT: must be an integer from 0 to 65535`
- * @example const config = parseConfig(process.env, { port: '9090' })
+ * Reads the settings `keys` (only those: a command is not stopped by a setting it never uses)
+ * from flags first, then the environment, then the default. An empty variable is an unset one;
+ * an empty flag is checked as given.
+ * @throws ConfigError `DATABASE_URL: must start with sqlite: or postgres://`
+ * @example const { databaseUrl } = parseSettings(['databaseUrl'], process.env, { 'database-url': 'sqlite:./x.db' })
  */
-export function parseConfig (env: Record<string, string | undefined>, flags: Record<string, string | undefined> = {}): Config {
+export function parseSettings<K extends SettingKey> (keys: readonly K[], env: Record<string, string | undefined>, flags: Record<string, string | undefined> = {}): Settings<K> {
   const config: Record<string, unknown> = {}
   const names: Record<string, string> = {}
   for (const setting of SETTINGS) {
+    if (!(keys as readonly SettingKey[]).includes(setting.key)) continue
     const fromFlag = flags[setting.flag]
     // `PORT=` (as `PORT=${PORT}` leaves it in a compose file) means no PORT, as for most tools.
     const fromEnv = env[setting.env] === '' ? undefined : env[setting.env]
@@ -224,5 +229,16 @@ export function parseConfig (env: Record<string, string | undefined>, flags: Rec
     }
   }
   config.names = Object.freeze(names)
-  return Object.freeze(config as unknown as Config)
+  return Object.freeze(config as unknown as Settings<K>)
+}
+
+const EVERY_SETTING: readonly SettingKey[] = SETTINGS.map((setting) => setting.key)
+
+/**
+ * Reads every setting, as `parseSettings` does: what `petstore serve` runs on.
+ * @throws ConfigError `PORT: must be an integer from 1 to 65535`
+ * @example const config = parseConfig(process.env, { port: '9090' })
+ */
+export function parseConfig (env: Record<string, string | undefined>, flags: Record<string, string | undefined> = {}): Config {
+  return parseSettings(EVERY_SETTING, env, flags)
 }

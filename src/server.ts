@@ -7,7 +7,7 @@ import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type App } from './app.js'
 import { answerClusterScrapes } from './cluster-metrics.js'
-import { ConfigError, type Config } from './config.js'
+import { ConfigError, type Config, type Settings } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
 import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
 import { createLogger } from './logger.js'
@@ -21,9 +21,9 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 /**
  * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
  * as the operator gave it (`--database-url` or DATABASE_URL).
- * @example const store = await openMigratedStore(parseConfig(process.env))
+ * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
  */
-export async function openMigratedStore (config: Pick<Config, 'databaseUrl' | 'names'>): Promise<Store> {
+export async function openMigratedStore (config: Settings<'databaseUrl'>): Promise<Store> {
   let store: Store | undefined
   try {
     store = await openStore(config.databaseUrl)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { ConfigError, GETPET_DEPRECATED_AT, SETTINGS, parseConfig } from '../src/config.js'
+import { ConfigError, GETPET_DEPRECATED_AT, SETTINGS, parseConfig, parseSettings } from '../src/config.js'
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -44,6 +44,12 @@ describe('configuration', () => {
   it('checks an empty flag as given: it wins over the variable', () => {
     assert.throws(() => parseConfig({ PORT: '9000' }, { port: '' }), new ConfigError('--port: must be an integer from 1 to 65535'))
     assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1' }, { 'public-base-url': '' }).publicBaseUrl, undefined)
+  })
+
+  it('parses only the settings asked for, so a bad value elsewhere is no error', () => {
+    const settings = parseSettings(['databaseUrl'], { DATABASE_URL: 'sqlite:./x.db', PORT: '99999', LOG_LEVEL: 'warning' })
+    assert.deepEqual({ ...settings }, { databaseUrl: 'sqlite:./x.db', names: { databaseUrl: 'DATABASE_URL' } })
+    assert.throws(() => parseSettings(['databaseUrl'], { DATABASE_URL: 'mysql://x' }), new ConfigError('DATABASE_URL: must start with sqlite: or postgres://'))
   })
 
   it('says the variable and the rule in one line', () => {

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander'
-import { SETTINGS, parseConfig, type Config } from '../config.js'
+import { SETTINGS, parseConfig, parseSettings, type Config, type SettingKey, type Settings } from '../config.js'
 import { CliError } from './errors.js'
 
 export const BATCH_SIZE_MAX = 100_000
@@ -34,15 +34,28 @@ export function parseIntegerFlag (flag: string, raw: string, max: number, min = 
   return Number(raw)
 }
 
-/** The config from the command's flags and the environment. */
+/**
+ * The settings `keys` from the command's flags and the environment; no others are read, so a
+ * variable meant for the server never stops another command.
+ * @example const { databaseUrl } = settingsFrom(command, ['databaseUrl'])
+ */
+export function settingsFrom<K extends SettingKey> (command: Command, keys: readonly K[]): Settings<K> {
+  return parseSettings(keys, process.env, flagsOf(command))
+}
+
+/** Every setting, from the command's flags and the environment: what `serve` runs on. */
 export function configFrom (command: Command): Config {
+  return parseConfig(process.env, flagsOf(command))
+}
+
+function flagsOf (command: Command): Record<string, string> {
   const flags: Record<string, string> = {}
   const values = command.opts<Record<string, string | undefined>>()
   for (const setting of SETTINGS) {
     const value = values[camelCase(setting.flag)]
     if (value !== undefined) flags[setting.flag] = value
   }
-  return parseConfig(process.env, flags)
+  return flags
 }
 
 function camelCase (flag: string): string {
