@@ -2,9 +2,15 @@ import { ConfigError } from '../config.js'
 import { isAppError } from '../domain/errors.js'
 import { driverReason } from '../store/store-errors.js'
 
-/** One line for the operator, never a stack trace; exit code 1. */
+/** One line for the operator, never a stack trace; exit code 1 unless another is given. */
 export class CliError extends Error {
   override name = 'CliError'
+  readonly exitCode: number
+
+  constructor (message: string, options: ErrorOptions & { exitCode?: number } = {}) {
+    super(message, options)
+    this.exitCode = options.exitCode ?? 1
+  }
 }
 
 /** A system call's failure (ENOSPC, EACCES…): the surroundings, not the program. */

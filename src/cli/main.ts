@@ -27,14 +27,14 @@ function buildCli (): Command {
 }
 
 /**
- * Ends the process with one line on stderr and exit code 1. A bug's line says so; its
+ * Ends the process with one line on stderr and exit code 1 (or the CliError's). A bug's line says so; its
  * stack follows only with LOG_LEVEL=debug or trace in the environment.
  */
 function fail (err: unknown): never {
   const bug = isBug(err)
   process.stderr.write(`petstore: ${describeFailure(err)}${bug ? ' (a bug: please report it; LOG_LEVEL=debug shows the stack)' : ''}\n`)
   if (bug && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) process.stderr.write(`${(err as Error).stack ?? ''}\n`)
-  process.exit(1)
+  process.exit(err instanceof CliError ? err.exitCode : 1)
 }
 
 async function main (): Promise<void> {

@@ -30,6 +30,63 @@ export async function runCliOnTerminal (args: string[]): Promise<CliResult> {
   return await collect('script', ['-qec', shellCommand(args), '/dev/null'], {})
 }
 
+/** The CLI started on a terminal, still running: what it showed so far, keys to type, its end. */
+export interface TerminalCli {
+  /** Everything the terminal showed so far, stdout and stderr alike. */
+  readonly output: string
+  /** The CLI's own process id (not script's). */
+  readonly pid: Promise<number>
+  /** Types on the terminal: '\x03' is Ctrl-C, which the terminal turns into SIGINT. */
+  type: (keys: string) => void
+  /** Resolves with the first match of `pattern` in the output. */
+  waitFor: (pattern: RegExp) => Promise<RegExpExecArray>
+  /** The exit code, once the CLI is done. */
+  readonly exited: Promise<number | null>
+}
+
+/**
+ * Starts the CLI on a pseudo-terminal (script(1)) and returns at once, for a test that acts
+ * while it runs: types Ctrl-C, or signals its process.
+ * @example const cli = startCliOnTerminal(['seed', '--count', '1000000']); await cli.waitFor(/animals/); cli.type('\x03')
+ */
+export function startCliOnTerminal (args: string[]): TerminalCli {
+  // The shell prints its pid, then becomes the CLI (exec): that pid is the CLI's.
+  const child = spawn('script', ['-qfec', `echo "pid $$"; exec ${shellCommand(args)}`, '/dev/null'], { cwd: ROOT, env: process.env, stdio: ['pipe', 'pipe', 'pipe'] })
+  let output = ''
+  const waiting = new Set<() => void>()
+  const onData = (chunk: string): void => {
+    output += chunk
+    for (const check of waiting) check()
+  }
+  child.stdout.setEncoding('utf8').on('data', onData)
+  child.stderr.setEncoding('utf8').on('data', onData)
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => {
+    for (const check of waiting) check()
+    resolve(code)
+  }))
+  const waitFor = async (pattern: RegExp): Promise<RegExpExecArray> => await new Promise((resolve, reject) => {
+    const check = (): void => {
+      const match = pattern.exec(output)
+      if (match !== null) {
+        waiting.delete(check)
+        resolve(match)
+      } else if (child.exitCode !== null) {
+        waiting.delete(check)
+        reject(new Error(`the CLI ended (${child.exitCode}) without showing ${String(pattern)}:\n${output}`))
+      }
+    }
+    waiting.add(check)
+    check()
+  })
+  return {
+    get output () { return output },
+    pid: waitFor(/^pid (\d+)/m).then((match) => Number(match[1])),
+    type: (keys) => { child.stdin.write(keys) },
+    waitFor,
+    exited: exited.finally(() => child.stdin.end())
+  }
+}
+
 /**
  * The CLI writing into a pipe nobody reads any more (`… | true`): its writes fail with EPIPE.
  * @example const { code, stderr } = await runCliIntoClosedPipe(['export', '--database-url', url])

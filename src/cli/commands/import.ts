@@ -8,7 +8,7 @@ import type { Store } from '../../store/store.js'
 import { CliError, describeFailure } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { parsePetLine } from '../pet-lines.js'
-import { reportDone, startProgress } from '../progress.js'
+import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { withStore } from '../with-store.js'
 
 const NEWLINE = 0x0a
@@ -47,12 +47,12 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
   let loaded = 0
   let lastIdTaken = false
 
-  const refuse = (what: string, detail: string): CliError => {
-    const before = loaded === 0 ? 'nothing was loaded' : `the ${loaded} animals of lines 1-${batchStart - 1} were loaded, nothing after`
-    return new CliError(`${what}: ${detail}; ${before}`)
-  }
+  const loadedSoFar = (): string => loaded === 0 ? 'nothing was loaded' : `the ${loaded} animals of lines 1-${batchStart - 1} were loaded, nothing after`
+  const refuse = (what: string, detail: string): CliError => new CliError(`${what}: ${detail}; ${loadedSoFar()}`)
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return
+    const signal = await progress.stopSignal()
+    if (signal !== undefined) throw stoppedBy(signal, loadedSoFar())
     try {
       await store.importPets(batch)
     } catch (err) {

@@ -3,7 +3,7 @@ import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
 import { CliError, describeFailure, isBug } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
-import { reportDone, startProgress } from '../progress.js'
+import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { mulberry32 } from '../seeded-random.js'
 import { withStore } from '../with-store.js'
 
@@ -21,8 +21,12 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
   const progress = startProgress('seeding', count)
   const batch: NewPetRecord[] = []
   let added = 0
+  const stay = (): string => added === 0 ? 'nothing was added' : `the ${added} animals added before it stay in the database`
   try {
     while (added < count) {
+      // Each batch is committed on its own: stopped between two, every animal counted stays.
+      const signal = await progress.stopSignal()
+      if (signal !== undefined) throw stoppedBy(signal, stay())
       batch.length = 0
       const size = Math.min(batchSize, count - added)
       for (let i = 0; i < size; i++) {
@@ -39,7 +43,7 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
       } catch (err) {
         if (isBug(err)) throw err
         // Each batch is committed on its own: those before the failure stay.
-        throw new CliError(`${describeFailure(err)}; ${added === 0 ? 'nothing was added' : `the ${added} animals added before it stay in the database`}`, { cause: err })
+        throw new CliError(`${describeFailure(err)}; ${stay()}`, { cause: err })
       }
       added += size
       progress.update(added, added)
