@@ -2,7 +2,10 @@
  * A typed client of the Pet Store API: fetch only, types from the same TypeBox
  * schemas the server validates with, exact int64 values, safe retries.
  */
-import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
+import { Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { ErrorBody } from '../schemas/error.js'
+import { Pet, type NewPet, type PetStatus } from '../schemas/pets.js'
 import type { Int64 } from '../schemas/kinds.js'
 import { parseExactJson, stringifyExactJson } from './exact-json.js'
 import { PetstoreError } from './petstore-error.js'
@@ -53,6 +56,12 @@ interface Answer {
 }
 
 const RETRIED_STATUSES = new Set([429, 503])
+
+// The server's own schemas, with fields a newer server may add let through: it must not break an older client.
+const ANSWERED_PET = Type.Object(Pet.properties)
+const ANSWERED_PETS = Type.Array(ANSWERED_PET)
+const ANSWERED_ERROR = Type.Object(ErrorBody.properties)
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
 
 /**
  * @example
@@ -111,11 +120,11 @@ export class PetstoreClient {
    * @example const pet = await client.createPet({ name: 'Rex', categoryId: 9007199254740993n })
    */
   async createPet (pet: NewPet, options: CreatePetOptions = {}): Promise<Pet> {
-    const { body } = await this.#call('POST', `${this.#baseUrl}/pets`, {
+    const answer = await this.#call('POST', `${this.#baseUrl}/pets`, {
       body: stringifyExactJson(pet),
       idempotencyKey: options.idempotencyKey ?? globalThis.crypto.randomUUID()
     })
-    return body as Pet
+    return petOf(answer, 'POST /pets')
   }
 
   /**
@@ -124,15 +133,15 @@ export class PetstoreClient {
    * @example const pet = await client.getPet(42)
    */
   async getPet (id: Int64): Promise<Pet> {
-    const { body } = await this.#call('GET', `${this.#baseUrl}/pets/${id}`)
-    return body as Pet
+    const answer = await this.#call('GET', `${this.#baseUrl}/pets/${id}`)
+    return petOf(answer, `GET /pets/${id}`)
   }
 
   async #page (url: string): Promise<PetPage> {
     const { response, body } = await this.#call('GET', url)
-    if (!Array.isArray(body)) throw new PetstoreError('invalid_response', `GET ${url}: expected an array of animals`, response.status)
+    if (!Value.Check(ANSWERED_PETS, body)) throw new PetstoreError('invalid_response', `GET ${new URL(url).pathname}: the response is not an array of animals`, response.status)
     const next = nextLinkOf(response.headers.get('link'), url)
-    return { pets: body as Pet[], next, cursor: next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? undefined }
+    return { pets: body, next, cursor: next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? undefined }
   }
 
   async #call (method: 'GET' | 'POST', url: string, send: { body?: string, idempotencyKey?: string } = {}): Promise<Answer> {
@@ -153,9 +162,9 @@ export class PetstoreClient {
         if (canRetry) { await sleep(this.#backoff(attempt)); continue }
         throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
       }
-      if (response.ok) return { response, body: parseBody(text, what, response.status) }
+      if (response.ok) return { response, body: parseBody(response, text, what) }
 
-      const error = errorOf(text, what, response.status)
+      const error = errorOf(response, text, what)
       if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {
         const delay = retryAfterMs(response.headers.get('retry-after')) ?? this.#backoff(attempt)
         if (delay <= this.#maxRetryDelayMs) { await sleep(delay); continue }
@@ -175,22 +184,32 @@ function isRetried (error: PetstoreError, idempotent: boolean): boolean {
   return RETRIED_STATUSES.has(error.status) || (idempotent && error.code === 'idempotency_conflict')
 }
 
-function parseBody (text: string, what: string, status: number): unknown {
+function petOf ({ response, body }: Answer, what: string): Pet {
+  if (!Value.Check(ANSWERED_PET, body)) throw new PetstoreError('invalid_response', `${what}: the response is not an animal`, response.status)
+  return body
+}
+
+function isJson (response: Response): boolean {
+  return JSON_MEDIA_TYPE.test(response.headers.get('content-type') ?? '')
+}
+
+function parseBody (response: Response, text: string, what: string): unknown {
+  if (!isJson(response)) throw new PetstoreError('invalid_response', `${what}: the response is not JSON (Content-Type: ${response.headers.get('content-type') ?? 'none'})`, response.status)
   try {
     return parseExactJson(text)
   } catch {
-    throw new PetstoreError('invalid_response', `${what}: the response is not JSON`, status)
+    throw new PetstoreError('invalid_response', `${what}: the response is not JSON`, response.status)
   }
 }
 
-function errorOf (text: string, what: string, status: number): PetstoreError {
+/** The API's Error body as a PetstoreError; anything else, an unknown `code` included, is `invalid_response`. */
+function errorOf (response: Response, text: string, what: string): PetstoreError {
+  const { status } = response
   let body: unknown
-  try { body = parseExactJson(text) } catch { body = undefined }
-  if (typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string' &&
-      typeof (body as { message?: unknown }).message === 'string') {
-    const { code, message } = body as { code: PetstoreError['code'], message: string }
-    return new PetstoreError(code, message, status)
-  }
+  try { body = isJson(response) ? parseExactJson(text) : undefined } catch { body = undefined }
+  if (Value.Check(ANSWERED_ERROR, body)) return new PetstoreError(body.code, body.message, status)
+  const code = (body as { code?: unknown } | undefined)?.code
+  if (typeof code === 'string') return new PetstoreError('invalid_response', `${what}: HTTP ${status} with code ${JSON.stringify(code)}, which is not one of the API's`, status)
   return new PetstoreError('invalid_response', `${what}: HTTP ${status} without an Error body`, status)
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { createServer } from 'node:http'
+import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../../src/client/index.js'
 import { TEST_KEY, backends, startTestServer, type TestServer } from '../helper.js'
@@ -21,6 +21,90 @@ async function caught (work: Promise<unknown>): Promise<PetstoreError> {
   }
   assert.fail('expected a PetstoreError')
 }
+
+interface Canned {
+  status: number
+  /** Content-Type; default application/json. */
+  type?: string
+  body?: string
+  headers?: Record<string, string>
+}
+
+interface FakeApi {
+  /** Base URL, ending in /v1. */
+  api: string
+  /** Method, path and headers of each request received. */
+  requests: Array<{ method: string, url: string, headers: IncomingHttpHeaders }>
+  close: () => Promise<void>
+}
+
+/** A server that answers what no real Pet Store answers: the faults the real service cannot be made to show. */
+async function startFakeApi (answer: (method: string, url: string) => Canned): Promise<FakeApi> {
+  const requests: FakeApi['requests'] = []
+  const fake = createServer((request, response) => {
+    request.resume()
+    request.on('end', () => {
+      requests.push({ method: request.method!, url: request.url!, headers: request.headers })
+      const canned = answer(request.method!, request.url!)
+      response.writeHead(canned.status, { 'content-type': canned.type ?? 'application/json', ...canned.headers })
+      response.end(canned.body ?? '')
+    })
+  })
+  await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve))
+  return {
+    api: `http://127.0.0.1:${(fake.address() as { port: number }).port}/v1`,
+    requests,
+    close: async () => { fake.closeAllConnections(); await new Promise((resolve) => fake.close(resolve)) }
+  }
+}
+
+async function caughtFrom (canned: Canned, call: (client: PetstoreClient) => Promise<unknown>): Promise<PetstoreError> {
+  const fake = await startFakeApi(() => canned)
+  try {
+    return await caught(call(clientOf(fake.api, { maxAttempts: 1 })))
+  } finally {
+    await fake.close()
+  }
+}
+
+const REX = '{"id":1,"name":"Rex","categoryId":3,"status":"available"}'
+
+describe('the typed client: an answer that is not the API\'s', () => {
+  for (const [what, canned, call] of [
+    ['getPet on 200 {}', { status: 200, body: '{}' }, async (c: PetstoreClient) => await c.getPet(1)],
+    ['getPet on 200 text/plain "hello"', { status: 200, type: 'text/plain', body: '"hello"' }, async (c: PetstoreClient) => await c.getPet(1)],
+    ['getPet on an animal sent as text/plain', { status: 200, type: 'text/plain', body: REX }, async (c: PetstoreClient) => await c.getPet(1)],
+    ['getPet on 200 with an Error body', { status: 200, body: '{"code":"internal_error","message":"boom","status":500}' }, async (c: PetstoreClient) => await c.getPet(1)],
+    ['getPet on an animal with an unknown status', { status: 200, body: REX.replace('available', 'lost') }, async (c: PetstoreClient) => await c.getPet(1)],
+    ['createPet on 200 {}', { status: 200, body: '{}' }, async (c: PetstoreClient) => await c.createPet({ name: 'Rex', categoryId: 3 })],
+    ['createPet on 201 with an animal without id', { status: 201, body: '{"name":"Rex","categoryId":3,"status":"available"}' }, async (c: PetstoreClient) => await c.createPet({ name: 'Rex', categoryId: 3 })],
+    ['listPets on 200 [{}]', { status: 200, body: '[{}]' }, async (c: PetstoreClient) => await c.listPets()],
+    ['listPets on 200 {}', { status: 200, body: '{}' }, async (c: PetstoreClient) => await c.listPets()]
+  ] as const) {
+    it(`throws invalid_response for ${what}`, async () => {
+      const error = await caughtFrom(canned, call)
+      assert.equal(error.code, 'invalid_response')
+      assert.equal(error.status, canned.status)
+    })
+  }
+
+  it('throws invalid_response, not a catalogue code, for an error code outside the catalogue', async () => {
+    const error = await caughtFrom({ status: 418, body: '{"code":"teapot","message":"short and stout","status":418}' }, async (c) => await c.getPet(1))
+    assert.equal(error.code, 'invalid_response')
+    assert.equal(error.status, 418)
+    assert.match(error.message, /"teapot"/)
+  })
+
+  it('takes an animal with a field it does not know: a newer server may add one', async () => {
+    const fake = await startFakeApi(() => ({ status: 200, type: 'application/json; charset=utf-8', body: REX.replace('}', ',"tags":[]}') }))
+    try {
+      const pet = await clientOf(fake.api).getPet(1)
+      assert.equal(pet.name, 'Rex')
+    } finally {
+      await fake.close()
+    }
+  })
+})
 
 for (const backend of backends()) {
   describe(`${backend.name}: the typed client`, { skip: backend.skip }, () => {
