@@ -155,7 +155,8 @@ export class PetstoreClient {
       let response: Response
       let text: string
       try {
-        response = await this.#fetch(url, { method, headers, body: send.body, signal: AbortSignal.timeout(this.#timeoutMs) })
+        // The API never redirects; followed, a 301 or 303 turns a create into a GET of whatever it names.
+        response = await this.#fetch(url, { method, headers, body: send.body, redirect: 'manual', signal: AbortSignal.timeout(this.#timeoutMs) })
         text = await response.text()
       } catch (err) {
         // Safe to repeat: a GET, or a POST whose Idempotency-Key makes the server create once.
@@ -163,6 +164,10 @@ export class PetstoreClient {
         throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
       }
       if (response.ok) return { response, body: parseBody(response, text, what) }
+      // A browser hides a redirect behind an opaque response of status 0.
+      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        throw new PetstoreError('invalid_response', `${what}: HTTP ${response.status} redirect to ${response.headers.get('location') ?? 'nowhere'}; the API never redirects`, response.status)
+      }
 
       const error = errorOf(response, text, what)
       if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {

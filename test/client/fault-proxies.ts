@@ -1,10 +1,10 @@
 /**
  * Proxies in front of a live test server that break the way networks break:
  * an HTTP proxy that answers the first requests itself (429, 503 with
- * Retry-After), and a TCP proxy that cuts a connection after the request reached
+ * Retry-After), one that redirects, and a TCP proxy that cuts a connection after the request reached
  * the server but before the response reached the client.
  */
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http'
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createTcpServer, connect, type Server, type Socket } from 'node:net'
 
 export interface Injected {
@@ -34,6 +34,16 @@ async function readBody (request: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks)
 }
 
+async function forward (target: string, request: IncomingMessage, body: Buffer, response: ServerResponse): Promise<void> {
+  const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>
+  const upstream = await fetch(target, { method: request.method, headers, body: body.length === 0 ? undefined : body, redirect: 'manual' })
+  const answer = Buffer.from(await upstream.arrayBuffer())
+  const out: Record<string, string> = {}
+  upstream.headers.forEach((value, name) => { if (!['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)) out[name] = value })
+  response.writeHead(upstream.status, out)
+  response.end(answer)
+}
+
 /**
  * Answers the first requests with the injected errors, then forwards every request to `origin`.
  * @example const proxy = await startInjectingProxy(server.origin, [{ status: 503, code: 'unavailable', headers: { 'retry-after': '1' } }])
@@ -50,13 +60,36 @@ export async function startInjectingProxy (origin: string, injected: Injected[])
       response.end(JSON.stringify({ code: fault.code, message: 'injected by the test proxy', status: fault.status }))
       return
     }
-    const headers = Object.fromEntries(Object.entries(request.headers).filter(([name]) => !['host', 'connection', 'content-length'].includes(name))) as Record<string, string>
-    const upstream = await fetch(`${origin}${request.url}`, { method: request.method, headers, body: body.length === 0 ? undefined : body })
-    const answer = Buffer.from(await upstream.arrayBuffer())
-    const out: Record<string, string> = {}
-    upstream.headers.forEach((value, name) => { if (!['content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)) out[name] = value })
-    response.writeHead(upstream.status, out)
-    response.end(answer)
+    await forward(`${origin}${request.url}`, request, body, response)
+  })
+  const port = await listen(server)
+  return {
+    api: `http://127.0.0.1:${port}/v1`,
+    seen: () => seen,
+    idempotencyKeys: () => keys,
+    close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) }
+  }
+}
+
+/**
+ * Redirects every request under /v1 with `status` to the same request under /v1/moved on its own
+ * origin (so a client that follows keeps its Authorization header), and forwards those to `origin`.
+ * @example const proxy = await startRedirectingProxy(server.origin, 301)
+ */
+export async function startRedirectingProxy (origin: string, status: number): Promise<FaultProxy> {
+  let seen = 0
+  const keys: string[] = []
+  const server = createHttpServer(async (request, response) => {
+    const body = await readBody(request)
+    seen++
+    keys.push(String(request.headers['idempotency-key'] ?? ''))
+    const url = request.url!
+    if (url.startsWith('/v1/moved/')) {
+      await forward(`${origin}/v1/${url.slice('/v1/moved/'.length)}`, request, body, response)
+      return
+    }
+    response.writeHead(status, { location: url.replace(/^\/v1\//, '/v1/moved/') })
+    response.end()
   })
   const port = await listen(server)
   return {

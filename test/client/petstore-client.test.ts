@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../../src/client/index.js'
 import { TEST_KEY, backends, startTestServer, type TestServer } from '../helper.js'
-import { startInjectingProxy, startResettingProxy } from './fault-proxies.js'
+import { startInjectingProxy, startRedirectingProxy, startResettingProxy } from './fault-proxies.js'
 
 const INT64_MAX = 9223372036854775807n
 const ABOVE_2_53 = 9007199254740993n
@@ -252,6 +252,28 @@ for (const backend of backends()) {
         await proxy.close()
       }
     })
+
+    for (const status of [301, 302, 303, 307, 308]) {
+      it(`does not follow a ${status}: createPet and getPet throw invalid_response and create nothing`, async () => {
+        const fresh = await startTestServer({ backend: backend.name })
+        const known = await clientOf(fresh.api).createPet({ name: 'Known', categoryId: 1 })
+        const mover = await startRedirectingProxy(fresh.origin, status)
+        try {
+          const moved = clientOf(mover.api)
+          const created = await caught(moved.createPet({ name: 'Moved', categoryId: 1 }))
+          assert.equal(created.code, 'invalid_response')
+          assert.equal(created.status, status)
+          const got = await caught(moved.getPet(known.id))
+          assert.equal(got.code, 'invalid_response')
+          assert.equal(got.status, status)
+          assert.equal(mover.seen(), 2, 'one try each, not followed: a redirect is not retried')
+          assert.deepEqual((await clientOf(fresh.api).listPets()).pets, [known])
+        } finally {
+          await mover.close()
+          await fresh.close()
+        }
+      })
+    }
 
     it('creates exactly one animal when the connection breaks after the server took the create', async () => {
       const fresh = await startTestServer({ backend: backend.name })
