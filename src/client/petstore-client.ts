@@ -102,15 +102,16 @@ export class PetstoreClient {
   }
 
   /**
-   * Every matching animal, page after page, following `Link: rel="next"`.
+   * Every matching animal, page after page: the cursor of `Link: rel="next"`, asked of `baseUrl`.
    * @example for await (const pet of client.pets({ limit: 100 })) total++
    */
   async * pets (options: Omit<ListPetsOptions, 'cursor'> = {}): AsyncGenerator<Pet, void, undefined> {
     let page = await this.listPets(options)
     for (;;) {
       yield * page.pets
-      if (page.next === undefined) return
-      page = await this.#page(page.next)
+      if (page.cursor === undefined) return
+      // Only the cursor is taken from the link: its address may be another origin (PUBLIC_BASE_URL), which must not get the key.
+      page = await this.listPets({ ...options, cursor: page.cursor })
     }
   }
 
@@ -141,7 +142,9 @@ export class PetstoreClient {
     const { response, body } = await this.#call('GET', url)
     if (!Value.Check(ANSWERED_PETS, body)) throw new PetstoreError('invalid_response', `GET ${new URL(url).pathname}: the response is not an array of animals`, response.status)
     const next = nextLinkOf(response.headers.get('link'), url)
-    return { pets: body, next, cursor: next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? undefined }
+    const cursor = next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? ''
+    if (cursor === '') throw new PetstoreError('invalid_response', `GET ${new URL(url).pathname}: Link rel="next" without a cursor`, response.status)
+    return { pets: body, next, cursor }
   }
 
   async #call (method: 'GET' | 'POST', url: string, send: { body?: string, idempotencyKey?: string } = {}): Promise<Answer> {

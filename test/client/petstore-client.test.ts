@@ -95,6 +95,12 @@ describe('the typed client: an answer that is not the API\'s', () => {
     assert.match(error.message, /"teapot"/)
   })
 
+  it('throws invalid_response for a Link rel="next" without a cursor, rather than read the first page again', async () => {
+    const error = await caughtFrom({ status: 200, body: `[${REX}]`, headers: { link: '</v1/pets?limit=1>; rel="next"' } }, async (c) => await c.listPets({ limit: 1 }))
+    assert.equal(error.code, 'invalid_response')
+    assert.match(error.message, /cursor/)
+  })
+
   it('takes an animal with a field it does not know: a newer server may add one', async () => {
     const fake = await startFakeApi(() => ({ status: 200, type: 'application/json; charset=utf-8', body: REX.replace('}', ',"tags":[]}') }))
     try {
@@ -155,6 +161,27 @@ for (const backend of backends()) {
         assert.equal((await c.listPets({ limit: 100 })).cursor, undefined)
       } finally {
         await fresh.close()
+      }
+    })
+
+    it('pets() asks its own baseUrl for every page, never the origin of the Link, and sends the key nowhere else', async () => {
+      const elsewhere = await startFakeApi(() => ({ status: 200, body: '[]' }))
+      const fresh = await startTestServer({ backend: backend.name, env: { PUBLIC_BASE_URL: elsewhere.api } })
+      try {
+        const c = clientOf(fresh.api)
+        for (let i = 0; i < 5; i++) await c.createPet({ name: `pet ${i}`, categoryId: 1, status: i % 2 === 0 ? 'sold' : 'pending' })
+        const first = await c.listPets({ limit: 2 })
+        assert.ok(first.next?.startsWith(elsewhere.api), 'the server links to its public address')
+        const ids: number[] = []
+        for await (const pet of c.pets({ limit: 2 })) ids.push(pet.id as number)
+        assert.deepEqual(ids, [1, 2, 3, 4, 5])
+        const sold: number[] = []
+        for await (const pet of c.pets({ limit: 1, status: 'sold' })) sold.push(pet.id as number)
+        assert.deepEqual(sold, [1, 3, 5])
+        assert.deepEqual(elsewhere.requests, [], 'no request, and so no key, went to the public address')
+      } finally {
+        await fresh.close()
+        await elsewhere.close()
       }
     })
 
