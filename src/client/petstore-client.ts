@@ -33,16 +33,22 @@ export interface ListPetsOptions {
   /** 1 to 100, default 20 (the server's). */
   limit?: number
   status?: PetStatus
-  /** The `cursor` of the previous page, to read the next one. */
+  /**
+   * The `cursor` of the previous page, to read the next one. It does not remember the previous
+   * call: pass the same `status` (else 400 `validation_failed`) and `limit` (else the page size changes).
+   */
   cursor?: string
 }
 
+/** The options of a next page's call: the first call's `limit` and `status`, and the cursor. */
+export type NextPageOptions = ListPetsOptions & { cursor: string }
+
 export interface PetPage {
   pets: Pet[]
-  /** Pass to `listPets` for the next page; undefined on the last page. */
+  /** `listPets(page.next)` reads the next page with the same `limit` and `status`; undefined on the last page. */
+  next: NextPageOptions | undefined
+  /** The next page's opaque cursor (to store, say); undefined on the last page. Pass it with the same `limit` and `status`. */
   cursor: string | undefined
-  /** The next page's URL from `Link: rel="next"`; undefined on the last page. */
-  next: string | undefined
 }
 
 export interface CreatePetOptions {
@@ -90,7 +96,9 @@ export class PetstoreClient {
 
   /**
    * One page of animals in ascending id order.
-   * @example const { pets, cursor } = await client.listPets({ limit: 50, status: 'sold' })
+   * @example
+   * const page = await client.listPets({ limit: 50, status: 'sold' })
+   * if (page.next !== undefined) await client.listPets(page.next)   // the next 50 sold
    */
   async listPets (options: ListPetsOptions = {}): Promise<PetPage> {
     const query = new URLSearchParams()
@@ -98,7 +106,15 @@ export class PetstoreClient {
     if (options.status !== undefined) query.set('status', options.status)
     if (options.cursor !== undefined) query.set('cursor', options.cursor)
     const search = query.size === 0 ? '' : `?${query}`
-    return await this.#page(`${this.#baseUrl}/pets${search}`)
+    const url = `${this.#baseUrl}/pets${search}`
+    const { response, body } = await this.#call('GET', url)
+    if (!Value.Check(ANSWERED_PETS, body)) throw new PetstoreError('invalid_response', 'GET /pets: the response is not an array of animals', response.status)
+    const link = nextLinkOf(response.headers.get('link'), url)
+    const cursor = link === undefined ? undefined : new URL(link).searchParams.get('cursor') ?? ''
+    if (cursor === '') throw new PetstoreError('invalid_response', 'GET /pets: Link rel="next" without a cursor', response.status)
+    // The server refuses a cursor with another status, and a cursor alone would fall back to 20 a page.
+    const next = cursor === undefined ? undefined : { ...definedOf({ limit: options.limit, status: options.status }), cursor }
+    return { pets: body, next, cursor }
   }
 
   /**
@@ -109,9 +125,9 @@ export class PetstoreClient {
     let page = await this.listPets(options)
     for (;;) {
       yield * page.pets
-      if (page.cursor === undefined) return
+      if (page.next === undefined) return
       // Only the cursor is taken from the link: its address may be another origin (PUBLIC_BASE_URL), which must not get the key.
-      page = await this.listPets({ ...options, cursor: page.cursor })
+      page = await this.listPets(page.next)
     }
   }
 
@@ -136,15 +152,6 @@ export class PetstoreClient {
   async getPet (id: Int64): Promise<Pet> {
     const answer = await this.#call('GET', `${this.#baseUrl}/pets/${id}`)
     return petOf(answer, `GET /pets/${id}`)
-  }
-
-  async #page (url: string): Promise<PetPage> {
-    const { response, body } = await this.#call('GET', url)
-    if (!Value.Check(ANSWERED_PETS, body)) throw new PetstoreError('invalid_response', `GET ${new URL(url).pathname}: the response is not an array of animals`, response.status)
-    const next = nextLinkOf(response.headers.get('link'), url)
-    const cursor = next === undefined ? undefined : new URL(next).searchParams.get('cursor') ?? ''
-    if (cursor === '') throw new PetstoreError('invalid_response', `GET ${new URL(url).pathname}: Link rel="next" without a cursor`, response.status)
-    return { pets: body, next, cursor }
   }
 
   async #call (method: 'GET' | 'POST', url: string, send: { body?: string, idempotencyKey?: string } = {}): Promise<Answer> {
@@ -237,6 +244,10 @@ function nextLinkOf (header: string | null, base: string): string | undefined {
     if (match !== null && /;\s*rel="?([^";]*\s)?next(\s[^";]*)?"?\s*(;|$)/i.test(match[2]!)) return new URL(match[1]!, base).href
   }
   return undefined
+}
+
+function definedOf<T extends object> (fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>
 }
 
 async function sleep (ms: number): Promise<void> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../../src/client/index.js'
-import { TEST_KEY, backends, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, get, startTestServer, type TestServer } from '../helper.js'
 import { startInjectingProxy, startRedirectingProxy, startResettingProxy } from './fault-proxies.js'
 
 const INT64_MAX = 9223372036854775807n
@@ -170,8 +170,7 @@ for (const backend of backends()) {
       try {
         const c = clientOf(fresh.api)
         for (let i = 0; i < 5; i++) await c.createPet({ name: `pet ${i}`, categoryId: 1, status: i % 2 === 0 ? 'sold' : 'pending' })
-        const first = await c.listPets({ limit: 2 })
-        assert.ok(first.next?.startsWith(elsewhere.api), 'the server links to its public address')
+        assert.ok((await get(fresh, '/pets?limit=2')).headers.get('link')?.startsWith(`<${elsewhere.api}/pets?`), 'the server links to its public address')
         const ids: number[] = []
         for await (const pet of c.pets({ limit: 2 })) ids.push(pet.id as number)
         assert.deepEqual(ids, [1, 2, 3, 4, 5])
@@ -182,6 +181,45 @@ for (const backend of backends()) {
       } finally {
         await fresh.close()
         await elsewhere.close()
+      }
+    })
+
+    it('reads the next page of a status filter with listPets(page.next): the same status, the same limit', async () => {
+      const fresh = await startTestServer({ backend: backend.name })
+      try {
+        const c = clientOf(fresh.api)
+        const statuses = ['available', 'pending', 'sold'] as const
+        for (let i = 0; i < 12; i++) await c.createPet({ name: `pet ${i}`, categoryId: 1, status: statuses[i % 3] })
+        const first = await c.listPets({ limit: 2, status: 'pending' })
+        assert.deepEqual(first.next, { limit: 2, status: 'pending', cursor: first.cursor })
+        const second = await c.listPets(first.next)
+        assert.deepEqual(second.pets.map((pet) => [pet.id, pet.status]), [[8, 'pending'], [11, 'pending']])
+        assert.equal(second.next, undefined)
+        assert.equal(second.cursor, undefined)
+
+        const cursorAlone = await caught(c.listPets({ cursor: first.cursor }))
+        assert.equal(cursorAlone.code, 'validation_failed', 'a cursor alone remembers no status: documented')
+        assert.match(cursorAlone.message, /status/)
+        assert.deepEqual((await c.listPets({ limit: 2, status: 'pending', cursor: first.cursor })).pets, second.pets)
+      } finally {
+        await fresh.close()
+      }
+    })
+
+    it('keeps the page size of the first call in listPets(page.next), rather than the server\'s default of 20', async () => {
+      const fresh = await startTestServer({ backend: backend.name })
+      try {
+        const c = clientOf(fresh.api)
+        for (let i = 0; i < 30; i++) await c.createPet({ name: `pet ${i}`, categoryId: 1 })
+        const first = await c.listPets({ limit: 3 })
+        const second = await c.listPets(first.next)
+        assert.deepEqual(second.pets.map((pet) => pet.id), [4, 5, 6])
+        assert.deepEqual(second.next, { limit: 3, cursor: second.cursor })
+        const unlimited = await c.listPets()
+        assert.deepEqual(unlimited.next, { cursor: unlimited.cursor }, 'no limit given: the server\'s default goes on')
+        assert.equal((await c.listPets(unlimited.next)).pets.length, 10)
+      } finally {
+        await fresh.close()
       }
     })
 
