@@ -5,4 +5,4 @@
  * const pet = await client.createPet({ name: 'Rex', categoryId: 3 })
  */
 export { PetstoreClient, type PetstoreClientOptions, type ListPetsOptions, type NextPageOptions, type PetPage, type CreatePetOptions, type NewPet, type Pet, type PetStatus, type Int64 } from './petstore-client.js'
-export { PetstoreError, isPetstoreError, type PetstoreErrorCode } from './petstore-error.js'
+export { PetstoreError, isPetstoreError, type PetstoreErrorCode, type PetstoreErrorOptions } from './petstore-error.js'

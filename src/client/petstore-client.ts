@@ -8,7 +8,7 @@ import { ErrorBody } from '../schemas/error.js'
 import { Pet, type NewPet, type PetStatus } from '../schemas/pets.js'
 import type { Int64 } from '../schemas/kinds.js'
 import { parseExactJson, stringifyExactJson } from './exact-json.js'
-import { PetstoreError } from './petstore-error.js'
+import { PetstoreError, type PetstoreErrorCode } from './petstore-error.js'
 
 export type { NewPet, Pet, PetStatus, Int64 }
 
@@ -108,10 +108,10 @@ export class PetstoreClient {
     const search = query.size === 0 ? '' : `?${query}`
     const url = `${this.#baseUrl}/pets${search}`
     const { response, body } = await this.#call('GET', url)
-    if (!Value.Check(ANSWERED_PETS, body)) throw new PetstoreError('invalid_response', 'GET /pets: the response is not an array of animals', response.status)
+    if (!Value.Check(ANSWERED_PETS, body)) throw answerError('invalid_response', 'GET /pets: the response is not an array of animals', response)
     const link = nextLinkOf(response.headers.get('link'), url)
     const cursor = link === undefined ? undefined : new URL(link).searchParams.get('cursor') ?? ''
-    if (cursor === '') throw new PetstoreError('invalid_response', 'GET /pets: Link rel="next" without a cursor', response.status)
+    if (cursor === '') throw answerError('invalid_response', 'GET /pets: Link rel="next" without a cursor', response)
     // The server refuses a cursor with another status, and a cursor alone would fall back to 20 a page.
     const next = cursor === undefined ? undefined : { ...definedOf({ limit: options.limit, status: options.status }), cursor }
     return { pets: body, next, cursor }
@@ -176,7 +176,7 @@ export class PetstoreClient {
       if (response.ok) return { response, body: parseBody(response, text, what) }
       // A browser hides a redirect behind an opaque response of status 0.
       if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
-        throw new PetstoreError('invalid_response', `${what}: HTTP ${response.status} redirect to ${response.headers.get('location') ?? 'nowhere'}; the API never redirects`, response.status)
+        throw answerError('invalid_response', `${what}: HTTP ${response.status} redirect to ${response.headers.get('location') ?? 'nowhere'}; the API never redirects`, response)
       }
 
       const error = errorOf(response, text, what)
@@ -200,7 +200,7 @@ function isRetried (error: PetstoreError, idempotent: boolean): boolean {
 }
 
 function petOf ({ response, body }: Answer, what: string): Pet {
-  if (!Value.Check(ANSWERED_PET, body)) throw new PetstoreError('invalid_response', `${what}: the response is not an animal`, response.status)
+  if (!Value.Check(ANSWERED_PET, body)) throw answerError('invalid_response', `${what}: the response is not an animal`, response)
   return body
 }
 
@@ -209,11 +209,11 @@ function isJson (response: Response): boolean {
 }
 
 function parseBody (response: Response, text: string, what: string): unknown {
-  if (!isJson(response)) throw new PetstoreError('invalid_response', `${what}: the response is not JSON (Content-Type: ${response.headers.get('content-type') ?? 'none'})`, response.status)
+  if (!isJson(response)) throw answerError('invalid_response', `${what}: the response is not JSON (Content-Type: ${response.headers.get('content-type') ?? 'none'})`, response)
   try {
     return parseExactJson(text)
   } catch {
-    throw new PetstoreError('invalid_response', `${what}: the response is not JSON`, response.status)
+    throw answerError('invalid_response', `${what}: the response is not JSON`, response)
   }
 }
 
@@ -222,10 +222,19 @@ function errorOf (response: Response, text: string, what: string): PetstoreError
   const { status } = response
   let body: unknown
   try { body = isJson(response) ? parseExactJson(text) : undefined } catch { body = undefined }
-  if (Value.Check(ANSWERED_ERROR, body)) return new PetstoreError(body.code, body.message, status)
+  if (Value.Check(ANSWERED_ERROR, body)) return answerError(body.code, body.message, response)
   const code = (body as { code?: unknown } | undefined)?.code
-  if (typeof code === 'string') return new PetstoreError('invalid_response', `${what}: HTTP ${status} with code ${JSON.stringify(code)}, which is not one of the API's`, status)
-  return new PetstoreError('invalid_response', `${what}: HTTP ${status} without an Error body`, status)
+  if (typeof code === 'string') return answerError('invalid_response', `${what}: HTTP ${status} with code ${JSON.stringify(code)}, which is not one of the API's`, response)
+  return answerError('invalid_response', `${what}: HTTP ${status} without an Error body`, response)
+}
+
+/** An error about an answer, with the headers its caller acts on: `Retry-After` and `X-Request-Id`. */
+function answerError (code: PetstoreErrorCode, message: string, response: Response): PetstoreError {
+  const retryAfter = retryAfterMs(response.headers.get('retry-after'))
+  return new PetstoreError(code, message, response.status, {
+    retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
+    requestId: response.headers.get('x-request-id') ?? undefined
+  })
 }
 
 /** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in milliseconds. */

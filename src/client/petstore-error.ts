@@ -7,22 +7,39 @@ import type { ErrorBody } from '../schemas/error.js'
  */
 export type PetstoreErrorCode = ErrorBody['code'] | 'network_error' | 'invalid_response'
 
+export interface PetstoreErrorOptions {
+  cause?: unknown
+  retryAfterSeconds?: number | undefined
+  requestId?: string | undefined
+}
+
 /**
- * The one error the client throws: the API's `{code, message, status}`, or a
- * network failure (`status` 0) after the retries ran out.
+ * The one error the client throws: the API's `{code, message, status}` with the answer's
+ * `Retry-After` and `X-Request-Id`, or a network failure (`status` 0) after the retries ran out.
  * @example
  * try { await client.getPet(42) } catch (err) { if (isPetstoreError(err, 'not_found')) return undefined; throw err }
+ * @example
+ * catch (err) { if (isPetstoreError(err, 'internal_error')) console.error(`report request ${err.requestId}`) }
  */
 export class PetstoreError extends Error {
   override name = 'PetstoreError'
   readonly code: PetstoreErrorCode
   /** The HTTP status; 0 when no response arrived. */
   readonly status: number
+  /**
+   * The answer's `Retry-After`, in whole seconds (an HTTP date is counted from now): how long to
+   * wait on `rate_limited` and `unavailable`. Undefined when the answer had none.
+   */
+  readonly retryAfterSeconds: number | undefined
+  /** The answer's `X-Request-Id`: quote it when you report an `internal_error`. Undefined without one, and on `network_error`. */
+  readonly requestId: string | undefined
 
-  constructor (code: PetstoreErrorCode, message: string, status: number, options?: { cause?: unknown }) {
-    super(message, options)
+  constructor (code: PetstoreErrorCode, message: string, status: number, options: PetstoreErrorOptions = {}) {
+    super(message, { cause: options.cause })
     this.code = code
     this.status = status
+    this.retryAfterSeconds = options.retryAfterSeconds
+    this.requestId = options.requestId
   }
 
   /** @example if (err.is('rate_limited')) … */

@@ -291,6 +291,42 @@ for (const backend of backends()) {
       })
     }
 
+    for (const [status, code] of [[503, 'unavailable'], [429, 'rate_limited']] as const) {
+      it(`gives the Retry-After of a ${status} it does not wait for as retryAfterSeconds, seconds or an HTTP date`, async () => {
+        const inTwoMinutes = new Date(Date.now() + 120_000).toUTCString()
+        const proxy = await startInjectingProxy(server.origin, [
+          { status, code, headers: { 'retry-after': '7' } },
+          { status, code, headers: { 'retry-after': inTwoMinutes } }
+        ])
+        try {
+          const c = clientOf(proxy.api, { maxAttempts: 1 })
+          const inSeconds = await caught(c.listPets())
+          assert.equal(inSeconds.code, code)
+          assert.equal(inSeconds.retryAfterSeconds, 7)
+          const atDate = await caught(c.listPets())
+          assert.ok(atDate.retryAfterSeconds !== undefined && atDate.retryAfterSeconds >= 110 && atDate.retryAfterSeconds <= 120, `${atDate.retryAfterSeconds}`)
+        } finally {
+          await proxy.close()
+        }
+      })
+    }
+
+    it('gives the X-Request-Id of the answer as requestId, to report an internal_error', async () => {
+      const missing = await caught(client.getPet(987654))
+      assert.equal(typeof missing.requestId, 'string')
+      assert.ok(server.logText().includes(missing.requestId!), 'the id the server logged the request under')
+      assert.equal(missing.retryAfterSeconds, undefined)
+
+      const proxy = await startInjectingProxy(server.origin, [{ status: 500, code: 'internal_error', headers: { 'x-request-id': 'req-42' } }])
+      try {
+        const bug = await caught(clientOf(proxy.api).listPets())
+        assert.equal(bug.code, 'internal_error')
+        assert.equal(bug.requestId, 'req-42')
+      } finally {
+        await proxy.close()
+      }
+    })
+
     it('stops after maxAttempts and throws the last error', async () => {
       const always = Array.from({ length: 10 }, () => ({ status: 503, code: 'unavailable', headers: { 'retry-after': '0' } }))
       const proxy = await startInjectingProxy(server.origin, always)
