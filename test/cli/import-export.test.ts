@@ -74,6 +74,36 @@ describe('petstore import and export: help and bad input', () => {
     })
   }
 
+  it('refuses a line longer than 16384 bytes at once, naming it, and keeps the batches before it', async () => {
+    const url = `sqlite:${join(dir, 'long-line.db')}`
+    const lines = animalLines(25).split('\n')
+    lines[16] = `{"id":99,"name":"${'a'.repeat(20 * 1024)}","categoryId":1,"status":"sold"}` // line 17
+    const file = join(dir, 'long-line.jsonl')
+    writeFileSync(file, lines.join('\n'))
+    const result = await runCli(['import', file, '--batch-size', '10', '--database-url', url])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'petstore: line 17: must be at most 16384 bytes; the 10 animals of lines 1-10 were loaded, nothing after\n')
+    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(10))
+  })
+
+  it('refuses a line of millions of characters without a stack overflow: a 12,000,000-character name, megabytes without a newline', async () => {
+    const hugeName = join(dir, 'huge-name.jsonl')
+    writeFileSync(hugeName, `${animalLines(1)}{"id":99,"name":"${'a'.repeat(12_000_000)}","categoryId":1,"status":"sold"}\n`)
+    const noNewline = join(dir, 'no-newline.jsonl')
+    writeFileSync(noNewline, 'a'.repeat(8 * 1024 * 1024))
+    for (const [file, line] of [[hugeName, 2], [noNewline, 1]] as const) {
+      const result = await runCli(['import', file, '--database-url', `sqlite:${join(dir, 'huge.db')}`])
+      assert.equal(result.code, 1)
+      assert.equal(result.stderr, `petstore: line ${line}: must be at most 16384 bytes; nothing was loaded\n`)
+    }
+  })
+
+  it('refuses a line past the limit without waiting for its end (a writer that keeps writing)', async () => {
+    const result = await runCli(['import', '-', '--database-url', `sqlite:${join(dir, 'endless.db')}`], { inputLeftOpen: 'a'.repeat(1024 * 1024), timeoutMs: 20_000 })
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'petstore: line 1: must be at most 16384 bytes; nothing was loaded\n')
+  })
+
   it('loads id 2^63 - 1 as given, and warns in one line that no id is left for new animals', async () => {
     const url = `sqlite:${join(dir, 'last-id.db')}`
     const lines = '{"id":1,"name":"Rex","categoryId":1,"status":"sold"}\n{"id":9223372036854775807,"name":"Max","categoryId":1,"status":"sold"}\n'

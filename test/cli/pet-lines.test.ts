@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { formatPetLine, parsePetLine } from '../../src/cli/pet-lines.js'
+import { LINE_LIMIT_BYTES, formatPetLine, parsePetLine } from '../../src/cli/pet-lines.js'
 import { isAppError } from '../../src/domain/errors.js'
 import { parseJsonBody } from '../../src/http/json-body.js'
 import { toInt64 } from '../../src/schemas/kinds.js'
@@ -40,6 +40,18 @@ describe('JSON Lines of animals (import and export)', () => {
       const viaLine = outcome(() => parsePetLine(text))
       if ('value' in (viaLine as object)) assert.deepEqual(viaLine, direct)
     }), { seed: 20261122, numRuns: 2000 })
+  })
+
+  it('refuses a name of millions of characters as too long, in the canonical form too (no stack overflow)', () => {
+    const line = `{"id":1,"name":"${'a'.repeat(12_000_000)}","categoryId":1,"status":"sold"}`
+    assert.throws(() => parsePetLine(line), (err) => isAppError(err) && /^name: must be a string of 1 to 255 characters/.test(err.message))
+  })
+
+  it('decodes a canonical line up to the length limit, escapes throughout, without a stack overflow', () => {
+    const name = '\\"\\n🐕'.repeat(Math.floor((LINE_LIMIT_BYTES - 60) / 8)) // 8 bytes each
+    const line = `{"id":1,"name":"${name}","categoryId":1,"status":"sold"}`
+    assert.ok(Buffer.byteLength(line) <= LINE_LIMIT_BYTES)
+    assert.throws(() => parsePetLine(line), (err) => isAppError(err) && /^name: must be a string of 1 to 255 characters/.test(err.message))
   })
 
   it('refuses duplicate keys with different values, like the API', () => {

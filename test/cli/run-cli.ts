@@ -15,6 +15,10 @@ export interface CliResult {
 
 export interface CliOptions {
   input?: string
+  /** Written to stdin, which is then left open: a writer that has not finished. */
+  inputLeftOpen?: string
+  /** Kills the CLI (SIGTERM) after this long; `code` is then null. */
+  timeoutMs?: number
   env?: Record<string, string>
   /** A file descriptor stdout writes to instead of a pipe (`/dev/full`, to fill the disk). */
   stdout?: number
@@ -101,12 +105,17 @@ function shellCommand (args: string[]): string {
 }
 
 async function collect (file: string, args: string[], options: CliOptions): Promise<CliResult> {
-  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'] })
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'], timeout: options.timeoutMs })
   let stdout = ''
   let stderr = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  child.stdin!.end(options.input)
+  if (options.inputLeftOpen === undefined) {
+    child.stdin!.end(options.input)
+  } else {
+    child.stdin!.on('error', () => {}) // EPIPE once the CLI has stopped reading
+    child.stdin!.write(options.inputLeftOpen)
+  }
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
   return { code, stdout, stderr }
 }

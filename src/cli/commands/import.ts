@@ -7,7 +7,7 @@ import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
 import { CliError, describeFailure } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
-import { parsePetLine } from '../pet-lines.js'
+import { LINE_LIMIT_BYTES, parsePetLine } from '../pet-lines.js'
 import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { withStore } from '../with-store.js'
 
@@ -63,8 +63,10 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
     batchStart = lineNumber + 1
     progress.update(source.stream.bytesRead ?? 0, loaded)
   }
+  const tooLong = (): CliError => refuse(`line ${lineNumber}`, `must be at most ${LINE_LIMIT_BYTES} bytes`)
   const take = (bytes: Buffer): void => {
     lineNumber++
+    if (bytes.length > LINE_LIMIT_BYTES) throw tooLong()
     try {
       // Strict, as the API decodes a body: invalid UTF-8 is refused, never stored as U+FFFD.
       const line = decodeUtf8(bytes)
@@ -91,6 +93,11 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
         if (batch.length >= batchSize) await flush()
       }
       rest = bytes.subarray(start)
+      // A line past the limit is refused before the rest of it is read: no valid line comes near it.
+      if (rest.length > LINE_LIMIT_BYTES) {
+        lineNumber++
+        throw tooLong()
+      }
     }
     if (rest.length > 0) take(rest)
     await flush()
