@@ -16,7 +16,8 @@ function buildCli (): Command {
   const program = new Command('petstore')
     .description('The Pet Store API service and its operations.')
     .version('1.0.0')
-    .showHelpAfterError('(add --help for usage)')
+    // Set before the commands are added, which inherit it; help and --version still go to stdout.
+    .configureOutput({ outputError: (text, write) => write(usageErrorLine(text)) })
   registerServeCommand(program)
   registerMigrateCommand(program)
   registerKeysCommands(program)
@@ -24,6 +25,15 @@ function buildCli (): Command {
   registerImportCommand(program)
   registerExportCommand(program)
   return program
+}
+
+/**
+ * Commander's usage error (a missing option or argument, an unknown one) as the CLI's one line:
+ * its words after `petstore:`, a suggestion it puts on a line of its own folded in.
+ * @example usageErrorLine("error: unknown option '--cout'\n(Did you mean --count?)\n") // "petstore: unknown option '--cout' (Did you mean --count?)\n"
+ */
+function usageErrorLine (text: string): string {
+  return `petstore: ${text.trim().replace(/^error: /, '').replace(/\s*\n\s*/g, ' ')}\n`
 }
 
 /**
