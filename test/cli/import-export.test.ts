@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
-import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -7,7 +9,7 @@ import { parsePetLine } from '../../src/cli/pet-lines.js'
 import { PetstoreClient } from '../../src/client/index.js'
 import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
 import { lockOnceLoading } from './lock-database.js'
-import { runCli, runCliIntoClosedPipe, runCliOnTerminal } from './run-cli.js'
+import { runCli, runCliInBash, runCliIntoClosedPipe, runCliOnTerminal } from './run-cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
 const NAMES = ['Rex', 'Zoë 🐕‍🦺', 'Ἀχιλλεύς', 'ليلى', '名前 with "quotes" and \\ back\\slash', 'é (combining)', 'tab\u00a0nbsp', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢']
@@ -123,6 +125,49 @@ describe('petstore import and export: help and bad input', () => {
     assert.equal(again.code, 1)
     assert.match(again.stderr, /^petstore: lines 1-2: cannot be loaded \(.*UNIQUE.*\); nothing was loaded\n$/)
     assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(5))
+  })
+})
+
+describe('petstore import from a pipe', () => {
+  let dir: string
+  before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-cli-')) })
+  after(() => { rmSync(dir, { recursive: true, force: true }) })
+
+  it('reads a named pipe (mkfifo) to its end, as it is written', async () => {
+    const url = `sqlite:${join(dir, 'fifo.db')}`
+    const fifo = join(dir, 'animals.fifo')
+    execFileSync('mkfifo', [fifo])
+    const importing = runCli(['import', fifo, '--batch-size', '10', '--database-url', url])
+    const writing = writeFile(fifo, animalLines(25)) // its open waits for a reader
+    const result = await importing
+    // An import that did not read the pipe leaves the writer waiting: a reader of our own ends it.
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+    await writing
+    closeSync(reader)
+    assert.deepEqual(result, { code: 0, stdout: '', stderr: '' })
+    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(25))
+  })
+
+  it('reads <(…) and /dev/stdin in a shell pipe as it reads -', async () => {
+    const file = join(dir, 'animals.jsonl')
+    writeFileSync(file, animalLines(5))
+    for (const [name, commandLine] of [
+      ['substituted', `petstore import <(cat '${file}') --database-url 'sqlite:${join(dir, 'substituted.db')}'`],
+      ['stdin', `cat '${file}' | petstore import /dev/stdin --database-url 'sqlite:${join(dir, 'stdin.db')}'`]
+    ]) {
+      assert.deepEqual(await runCliInBash(commandLine!), { code: 0, stdout: '', stderr: '' }, name)
+      assert.equal((await runCli(['export', '--database-url', `sqlite:${join(dir, `${name}.db`)}`])).stdout, animalLines(5), name)
+    }
+  })
+
+  it('reads a character device (/dev/null: no animal)', async () => {
+    const result = await runCli(['import', '/dev/null', '--database-url', `sqlite:${join(dir, 'null.db')}`])
+    assert.deepEqual(result, { code: 0, stdout: '', stderr: '' })
+  })
+
+  it('refuses a directory in one line, exit code 1', async () => {
+    const result = await runCli(['import', dir, '--database-url', `sqlite:${join(dir, 'directory.db')}`])
+    assert.deepEqual(result, { code: 1, stdout: '', stderr: `petstore: ${dir}: is a directory, not a file\n` })
   })
 })
 

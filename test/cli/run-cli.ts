@@ -99,6 +99,15 @@ export async function runCliIntoClosedPipe (args: string[]): Promise<CliResult> 
   return await collect('bash', ['-c', `${shellCommand(args)} | true; exit "\${PIPESTATUS[0]}"`], {})
 }
 
+/**
+ * A bash command line in which `petstore` runs the CLI: for what only a shell gives, such as
+ * `<(…)` or a pipe (the stdin of a process Node spawns is a socket, not a pipe).
+ * @example const { code } = await runCliInBash(`cat animals.jsonl | petstore import /dev/stdin --database-url ${url}`)
+ */
+export async function runCliInBash (commandLine: string): Promise<CliResult> {
+  return await collect('bash', ['-c', `petstore () { ${shellCommand([])} "$@"; }\n${commandLine}`], {})
+}
+
 /** The CLI as one shell command, each argument quoted. */
 function shellCommand (args: string[]): string {
   return ['node', '--import', 'tsx', 'src/cli/main.ts', ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')

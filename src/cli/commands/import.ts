@@ -1,4 +1,4 @@
-import { createReadStream, statSync } from 'node:fs'
+import { createReadStream, statSync, type Stats } from 'node:fs'
 import type { Command } from 'commander'
 import { isAppError } from '../../domain/errors.js'
 import { decodeUtf8 } from '../../http/json-body.js'
@@ -21,16 +21,18 @@ interface Source {
 
 function openSource (file: string): Source {
   if (file === '-') return { stream: process.stdin, size: undefined }
-  let size: number
+  let stat: Stats
   try {
-    const stat = statSync(file)
-    if (!stat.isFile()) throw new CliError(`${file}: is not a file`)
-    size = stat.size
+    stat = statSync(file)
   } catch (err) {
-    if (err instanceof CliError) throw err
     throw new CliError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
   }
-  return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size }
+  if (stat.isDirectory()) throw new CliError(`${file}: is a directory, not a file`)
+  // A named pipe (`<(…)`, mkfifo) or a character device (/dev/stdin on a terminal) is read as
+  // stdin is, to its end: its size is not known beforehand.
+  const piped = stat.isFIFO() || stat.isCharacterDevice()
+  if (!piped && !stat.isFile()) throw new CliError(`${file}: is not a file or a pipe`)
+  return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size: piped ? undefined : stat.size }
 }
 
 /**
