@@ -75,10 +75,16 @@ export function registerErrorHandling (app: FastifyInstance): void {
     sendError(reply, error)
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    sendError(reply, new AppError('not_found', `${request.method} ${pathOf(request.originalUrl)}: no such route; see /v1/openapi.json`))
-  })
+  // Answered in onRequest, after the app's hooks (auth first) and before any body is read: a POST
+  // to an unknown path is a 404 whatever it carries. Fastify runs a not-found handler's own hooks
+  // of every lifecycle stage (its types list only preValidation and preHandler).
+  const notFound = (request: FastifyRequest): AppError =>
+    new AppError('not_found', `${request.method} ${pathOf(request.originalUrl)}: no such route; see /v1/openapi.json`)
+  const refuseUnknownRoute: onRequestHookHandler = (request, _reply, done) => { done(notFound(request) as unknown as FastifyError) }
+  app.setNotFoundHandler({ onRequest: refuseUnknownRoute } as NotFoundOptions, (request, reply) => { sendError(reply, notFound(request)) })
 }
+
+type NotFoundOptions = Parameters<FastifyInstance['setNotFoundHandler']>[0] & { onRequest?: onRequestHookHandler }
 
 function pathOf (url: string): string {
   const path = url.split('?')[0] ?? ''
