@@ -185,8 +185,10 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       description: 'Adds an animal; `id` is assigned by the service. The 201 is sent once the animal is durably stored. ' +
         'With `Idempotency-Key`, a repeat of the same request within 24 h replays the first response instead of adding a second animal.',
       tags: ['pets'],
+      // The key's length is checked by idempotencyKeyOf alone, on the key without the quotes of its
+      // structured-field form: a length here would count the quotes of a quoted key of 255.
       headers: Type.Object({
-        'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: IDEMPOTENCY_KEY_MAX, description: 'Makes a retried create safe: 1 to 255 characters, unique per animal.' }))
+        'idempotency-key': Type.Optional(Type.String({ description: `Makes a retried create safe: 1 to ${IDEMPOTENCY_KEY_MAX} characters (without the quotes when sent quoted), unique per animal.` }))
       }),
       body: NewPet,
       response: {
