@@ -26,6 +26,7 @@ import { registerAccessLog } from './http/plugins/access-log.js'
 import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
+import { recordRouteMethods } from './http/routes/other-methods.js'
 import { DeferredChildLogger } from './logger.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
@@ -63,7 +64,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     rewriteUrl: routableUrl,
     requestIdHeader: false,
     bodyLimit: BODY_LIMIT_BYTES,
-    exposeHeadRoutes: false,
+    // HEAD wherever GET is routed (RFC 9110 §9.1), but on the API's own paths (src/http/routes/pets.ts).
+    exposeHeadRoutes: true,
     // While draining, requests already on an open connection are served, not refused with a bare 503.
     return503OnClosing: false,
     // A long petId reaches its route (a 400 from validation, a 414 from the request checks with getPet's headers), never a 404.
@@ -121,6 +123,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   registerMetrics(app, metrics)
   registerAccessLog(app)
 
+  // Every path registered from here on answers its other methods with 405 and Allow.
+  const answerOtherMethods = recordRouteMethods(app)
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -153,6 +157,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
 
   registerPetRoutes(app, { catalogue, publicBaseUrl: config.publicBaseUrl, deprecatedAt: GETPET_DEPRECATED_AT, sunset: config.getPetSunset })
   registerMetaRoutes(app, meta)
+  answerOtherMethods()
 
   await app.ready()
   return app

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { rawRequest } from '../hardening/raw-http.js'
 import { startBreakableServer } from '../support/unreadable-database.js'
 
 for (const backend of backends()) {
@@ -23,6 +24,31 @@ for (const backend of backends()) {
       for (const asset of [...html.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]!)) {
         const response = await fetch(new URL(asset, `${server.origin}/docs/`))
         assert.equal(response.status, 200, asset)
+      }
+    })
+
+    const aroundTheApi = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/static/index.css']
+
+    it('answers HEAD like GET, without a body, on every path around the API', async () => {
+      for (const path of aroundTheApi) {
+        const got = await fetch(`${server.origin}${path}`)
+        const bytes = Buffer.byteLength(await got.text())
+        const response = await rawRequest(server.origin, `HEAD ${path} HTTP/1.1\r\nHost: ${new URL(server.origin).host}\r\nConnection: close\r\n\r\n`)
+        assert.equal(response.status, got.status, path)
+        assert.equal(response.headers['content-type'], got.headers.get('content-type'), path)
+        if (path !== '/metrics') assert.equal(response.headers['content-length'], String(bytes), path)
+        assert.equal(response.body, '', path)
+      }
+    })
+
+    it('answers every other method on the paths around the API with 405 and Allow: GET, HEAD, whatever the body', async () => {
+      for (const path of aroundTheApi) {
+        for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND']) {
+          const response = await rawRequest(server.origin, `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4\r\n\r\n{bad`)
+          assert.equal(response.status, 405, `${method} ${path}: ${response.body}`)
+          assert.equal(response.headers.allow, 'GET, HEAD', `${method} ${path}`)
+          assert.equal(JSON.parse(response.body).code, 'method_not_allowed', `${method} ${path}`)
+        }
       }
     })
 
