@@ -3,6 +3,7 @@
  * and keeps the last of duplicate keys; this parser keeps every integer exact
  * (a bigint past the safe range) and refuses duplicate keys with different values.
  */
+import type { IncomingHttpHeaders } from 'node:http'
 import { parse } from 'lossless-json'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../domain/errors.js'
@@ -47,11 +48,49 @@ export function decodeUtf8 (bytes: Buffer): string {
   }
 }
 
-/** Makes `application/json` (any parameters, e.g. charset) the one body type the API takes. */
+/** Whether a Content-Encoding names no coding but `identity` (empty list elements are skipped, RFC 9110 §5.6.1). */
+function isIdentity (contentEncoding: string): boolean {
+  for (const coding of contentEncoding.split(',')) {
+    const name = coding.trim().toLowerCase()
+    if (name !== '' && name !== 'identity') return false
+  }
+  return true
+}
+
+/** Whether every `charset` parameter of a Content-Type, quoted or not, is utf-8 (none at all is fine). */
+function isUtf8Charset (contentType: string): boolean {
+  const parameters = contentType.split(';')
+  for (let i = 1; i < parameters.length; i++) {
+    const parameter = parameters[i]!
+    const equals = parameter.indexOf('=')
+    if (equals === -1 || parameter.slice(0, equals).trim().toLowerCase() !== 'charset') continue
+    if (parameter.slice(equals + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase() !== 'utf-8') return false
+  }
+  return true
+}
+
+/**
+ * Refuses a body this parser would misread: compressed, or in another charset (RFC 9110 §15.5.16).
+ * @throws AppError unsupported_media_type
+ * @example checkBodyEncoding({ 'content-type': 'application/json; charset=latin1' }) // throws
+ */
+export function checkBodyEncoding (headers: IncomingHttpHeaders): void {
+  const contentEncoding = headers['content-encoding']
+  if (contentEncoding !== undefined && !isIdentity(contentEncoding)) {
+    throw new AppError('unsupported_media_type', 'Content-Encoding: must be identity; send the body uncompressed')
+  }
+  const contentType = headers['content-type'] ?? ''
+  if (contentType.includes(';') && !isUtf8Charset(contentType)) {
+    throw new AppError('unsupported_media_type', 'Content-Type: charset must be utf-8')
+  }
+}
+
+/** Makes `application/json` (any parameters; a charset only utf-8), uncompressed, the one body type the API takes. */
 export function registerJsonBody (app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
     try {
+      checkBodyEncoding(request.headers)
       done(null, parseJsonBody(decodeUtf8(body as Buffer)))
     } catch (err) {
       done(err as Error, undefined)

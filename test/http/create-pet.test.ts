@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { gzipSync } from 'node:zlib'
 import { toInt64 } from '../../src/schemas/kinds.js'
-import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, JSON_AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
 
 const tooLong = 'x'.repeat(256)
 
@@ -122,6 +123,33 @@ for (const backend of backends()) {
       }
       const charset = await post(server, '/pets', '{"name":"Rex","categoryId":1}', { 'content-type': 'application/json; charset=utf-8' })
       assert.equal(charset.status, 201)
+    })
+
+    it('answers 415 unsupported_media_type for a body with a Content-Encoding other than identity, compressed or not', async () => {
+      const json = '{"name":"Packed","categoryId":1}'
+      const gzipped = await fetch(`${server.api}/pets`, { method: 'POST', headers: { ...JSON_AUTH, 'content-encoding': 'gzip' }, body: gzipSync(json) })
+      assert.equal(gzipped.status, 415)
+      assert.deepEqual(await errorBody(gzipped), { code: 'unsupported_media_type', message: 'Content-Encoding: must be identity; send the body uncompressed', status: 415 })
+      for (const coding of ['gzip', 'GZIP', 'deflate', 'br', 'identity, gzip', 'x-custom']) {
+        const response = await post(server, '/pets', json, { 'content-encoding': coding })
+        assert.equal(response.status, 415, coding)
+        assert.equal((await errorBody(response)).code, 'unsupported_media_type', coding)
+      }
+      for (const coding of ['identity', 'IDENTITY']) {
+        assert.equal((await post(server, '/pets', json, { 'content-encoding': coding })).status, 201, coding)
+      }
+    })
+
+    it('answers 415 unsupported_media_type for a charset other than utf-8', async () => {
+      const json = '{"name":"Caf\u00e9","categoryId":1}'
+      for (const type of ['application/json; charset=latin1', 'application/json; charset=ISO-8859-1', 'application/json;charset="utf-16"', 'application/json; charset=utf8', 'application/json; charset=utf-8; charset=latin1']) {
+        const response = await post(server, '/pets', json, { 'content-type': type })
+        assert.equal(response.status, 415, type)
+        assert.deepEqual(await errorBody(response), { code: 'unsupported_media_type', message: 'Content-Type: charset must be utf-8', status: 415 }, type)
+      }
+      for (const type of ['application/json', 'application/json; charset=UTF-8', 'application/json;charset="utf-8"', 'Application/JSON ; Charset = utf-8']) {
+        assert.equal((await post(server, '/pets', json, { 'content-type': type })).status, 201, type)
+      }
     })
 
     it('answers 413 payload_too_large for a body over 16 KiB', async () => {

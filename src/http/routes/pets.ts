@@ -209,7 +209,7 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
           ...outsideErrors('/v1/pets', 'GET, POST'),
           409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
           413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
-          415: { code: 'unsupported_media_type', when: 'The body is not `application/json` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
+          415: { code: 'unsupported_media_type', when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
           422: { code: 'idempotency_key_reused', when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
         })
       }
