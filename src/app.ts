@@ -85,8 +85,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
       // Node answers these with a bare 417 or a dropped connection; RFC 9110 §10.1.1 lets a
       // server ignore an expectation it does not know, and CONNECT is no method of this API.
       server.on('checkExpectation', handler)
+      // A 405 carries Allow (RFC 9110 §15.5.6); a CONNECT names no path, so it lists what the server answers on any.
       server.on('connect', (_request, socket: Socket) => {
-        writeErrorToSocket(socket, new AppError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy'))
+        writeErrorToSocket(socket, new AppError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy', { allow: 'GET, HEAD, POST' }))
       })
       return server
     }

@@ -137,7 +137,8 @@ function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeo
 }
 
 /**
- * Writes the Error body straight on a socket Node has taken from HTTP, then closes it.
+ * Writes the Error body, with the error's own headers (`Allow`), straight on a socket Node has
+ * taken from HTTP, then closes it.
  * @example writeErrorToSocket(socket, new AppError('request_timeout', 'request: too slow'))
  */
 export function writeErrorToSocket (socket: Socket, error: AppError): void {
@@ -147,6 +148,7 @@ export function writeErrorToSocket (socket: Socket, error: AppError): void {
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
     `X-Request-Id: ${randomUUID()}`,
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
     '',
     body

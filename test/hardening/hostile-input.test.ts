@@ -176,9 +176,10 @@ for (const backend of backends()) {
         })
       }
 
-      it('answers CONNECT with 405 and the Error body, not a dropped connection', async () => {
+      it('answers CONNECT with 405, Allow and the Error body, not a dropped connection', async () => {
         const response = await rawRequest(server.origin, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n')
         assert.equal(errorCodeOf(response, 405), 'method_not_allowed')
+        assert.equal(response.headers.allow, 'GET, HEAD, POST')
       })
 
       it('ignores an unknown Expect instead of a bare 417', async () => {
