@@ -16,6 +16,15 @@ function localAuthority (request: FastifyRequest): string {
   return `${localAddress.includes(':') ? `[${localAddress}]` : localAddress}:${localPort}`
 }
 
+/**
+ * The path a proxy serves the service under, from PUBLIC_BASE_URL: '/petstore' for
+ * https://example.com/petstore/v1, '' when there is none.
+ * @example pathPrefixOf('https://example.com/petstore/v1') // '/petstore'
+ */
+export function pathPrefixOf (publicBaseUrl: string | undefined): string {
+  return publicBaseUrl === undefined ? '' : new URL(publicBaseUrl).pathname.replace(/\/v1$/, '')
+}
+
 /** The interactive docs page next to the base address: …/v1 becomes …/docs. */
 export function docsUrlOf (baseUrl: string): string {
   return `${baseUrl.replace(/\/v1$/, '')}/docs`

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync } from 'node:fs'
+import { createServer, request as httpRequest, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
@@ -79,5 +81,53 @@ describe('GET /docs in a real browser', { skip }, () => {
 
     mkdirSync(join(ROOT, 'test-output'), { recursive: true })
     await page.screenshot({ path: join(ROOT, 'test-output', 'docs-page.png'), fullPage: true })
+  })
+})
+
+describe('GET /docs behind a proxy that serves the service under a path prefix', { skip }, () => {
+  let server: TestServer
+  let proxy: Server
+  let browser: Browser
+
+  before(async () => {
+    // The proxy passes on what is under /petstore, without it, as a reverse proxy's location block would.
+    let target = ''
+    proxy = createServer((request, response) => {
+      if (!(request.url ?? '').startsWith('/petstore/')) return response.writeHead(404).end()
+      const path = request.url!.slice('/petstore'.length)
+      const upstream = httpRequest(`${target}${path}`, { method: request.method, headers: request.headers }, (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers)
+        answer.pipe(response)
+      })
+      upstream.on('error', () => response.destroy())
+      request.pipe(upstream)
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+    const publicOrigin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    server = await startTestServer({ env: { PUBLIC_BASE_URL: `${publicOrigin}/petstore/v1` } })
+    target = server.origin
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
+    })
+  })
+  after(async () => {
+    await browser?.close()
+    await server?.close()
+    proxy?.close()
+  })
+
+  it('renders the page at the deprecation Link of getPet, every asset found under the prefix', async () => {
+    const link = (await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).headers.get('link') ?? ''
+    const docsUrl = /^<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
+    assert.match(docsUrl ?? '', /\/petstore\/docs$/)
+    const page = await browser.newPage()
+    const failed: string[] = []
+    page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`) })
+    assert.equal((await page.goto(docsUrl!))?.status(), 200)
+    for (const operation of ['listPets', 'createPet', 'getPet']) {
+      await page.locator(`#operations-pets-${operation}`).waitFor({ timeout: 15_000 })
+    }
+    assert.deepEqual(failed, [])
   })
 })
