@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs'
 import { writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parsePetLine } from '../../src/cli/pet-lines.js'
 import { PetstoreClient } from '../../src/client/index.js'
 import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
@@ -146,6 +147,26 @@ describe('petstore import from a pipe', () => {
     closeSync(reader)
     assert.deepEqual(result, { code: 0, stdout: '', stderr: '' })
     assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(25))
+  })
+
+  it('exits after a bad line of a named pipe whose writer keeps it open', async () => {
+    const fifo = join(dir, 'held-open.fifo')
+    execFileSync('mkfifo', [fifo])
+    const importing = runCli(['import', fifo, '--database-url', `sqlite:${join(dir, 'held-open.db')}`], { timeoutMs: 10_000 })
+    let writer: number | undefined
+    // Opened once the import has opened its end (ENXIO before): a writer that never closes.
+    for (let waited = 0; writer === undefined && waited < 10_000; waited += 50) {
+      try { writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK) } catch { await sleep(50) }
+    }
+    assert.ok(writer !== undefined, 'the import opened the pipe')
+    try {
+      writeSync(writer, 'not an animal\n')
+      const result = await importing
+      assert.equal(result.code, 1, 'exited by itself, before the writer closed')
+      assert.match(result.stderr, /^petstore: line 1: is not valid JSON .*; nothing was loaded\n$/)
+    } finally {
+      closeSync(writer)
+    }
   })
 
   it('reads <(…) and /dev/stdin in a shell pipe as it reads -', async () => {

@@ -1,4 +1,7 @@
-import { createReadStream, statSync, type Stats } from 'node:fs'
+import { createReadStream, open, statSync, type Stats } from 'node:fs'
+import { Socket } from 'node:net'
+import { ReadStream, isatty } from 'node:tty'
+import { promisify } from 'node:util'
 import type { Command } from 'commander'
 import { isAppError } from '../../domain/errors.js'
 import { decodeUtf8 } from '../../http/json-body.js'
@@ -12,6 +15,7 @@ import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { withStore } from '../with-store.js'
 
 const NEWLINE = 0x0a
+const openAsync = promisify(open)
 
 interface Source {
   stream: NodeJS.ReadableStream & { bytesRead?: number }
@@ -19,7 +23,7 @@ interface Source {
   size: number | undefined
 }
 
-function openSource (file: string): Source {
+async function openSource (file: string): Promise<Source> {
   if (file === '-') return { stream: process.stdin, size: undefined }
   let stat: Stats
   try {
@@ -28,11 +32,15 @@ function openSource (file: string): Source {
     throw new CliError(`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`)
   }
   if (stat.isDirectory()) throw new CliError(`${file}: is a directory, not a file`)
-  // A named pipe (`<(…)`, mkfifo) or a character device (/dev/stdin on a terminal) is read as
-  // stdin is, to its end: its size is not known beforehand.
-  const piped = stat.isFIFO() || stat.isCharacterDevice()
-  if (!piped && !stat.isFile()) throw new CliError(`${file}: is not a file or a pipe`)
-  return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size: piped ? undefined : stat.size }
+  if (stat.isFile()) return { stream: createReadStream(file, { highWaterMark: 1 << 20 }), size: stat.size }
+  if (!stat.isFIFO() && !stat.isCharacterDevice()) throw new CliError(`${file}: is not a file or a pipe`)
+  // A named pipe (`<(…)`, mkfifo) or a terminal (/dev/stdin) is read on the event loop, as stdin
+  // is, to its end. A read by the thread pool waiting for a writer that sends nothing more would
+  // hold the process's exit after a bad line or a signal. (The open may wait for the writer.)
+  const fd = await openAsync(file, 'r')
+  if (isatty(fd)) return { stream: new ReadStream(fd), size: undefined }
+  if (stat.isFIFO()) return { stream: new Socket({ fd, readable: true, writable: false }), size: undefined }
+  return { stream: createReadStream('', { fd, highWaterMark: 1 << 20 }), size: undefined } // /dev/null and the like
 }
 
 /**
@@ -119,7 +127,7 @@ export function registerImportCommand (program: Command): void {
     .addHelpText('after', '\nExample:\n  petstore export --database-url sqlite:./old.db | petstore import - --database-url sqlite:./new.db\n')
   addSettingFlags(command, ['databaseUrl']).action(async (file: string, options: { batchSize: string }) => {
     const batchSize = parseIntegerFlag('--batch-size', options.batchSize, BATCH_SIZE_MAX)
-    const source = openSource(file)
+    const source = await openSource(file)
     const started = performance.now()
     const loaded = await withStore(command, (store) => importLines(store, source, batchSize))
     reportDone('imported', loaded, started)
