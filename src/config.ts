@@ -51,6 +51,8 @@ interface Setting<K extends SettingKey> {
   help: string
   /** Returns the value, or throws BrokenRule: the rule, as in "must be …". */
   parse: (raw: string) => Config[K]
+  /** An empty variable is refused rather than taken as unset: its default would be a quiet wrong answer. */
+  emptyRefused?: true
 }
 
 /** A value that breaks its setting's rule; the message is the rule alone. */
@@ -106,7 +108,10 @@ export const SETTINGS = [
     flag: 'database-url',
     default: 'sqlite:./data/petstore.db',
     help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB',
+    // A missing secret (`DATABASE_URL=${DATABASE_URL}`) must not start an instance on an empty local file.
+    emptyRefused: true,
     parse: (raw: string) => {
+      if (raw === '') throw new BrokenRule('is empty: name a database, or unset it for sqlite:./data/petstore.db')
       // A 201 promises the animal is on disk: an in-memory database could not keep it.
       if (raw === 'sqlite::memory:') throw new BrokenRule('must name a file (sqlite:./data/petstore.db): an in-memory database is not durable')
       if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
@@ -218,7 +223,7 @@ export function parseSettings<K extends SettingKey> (keys: readonly K[], env: Re
     if (!(keys as readonly SettingKey[]).includes(setting.key)) continue
     const fromFlag = flags[setting.flag]
     // `PORT=` (as `PORT=${PORT}` leaves it in a compose file) means no PORT, as for most tools.
-    const fromEnv = env[setting.env] === '' ? undefined : env[setting.env]
+    const fromEnv = env[setting.env] === '' && !('emptyRefused' in setting) ? undefined : env[setting.env]
     const raw = fromFlag ?? fromEnv ?? setting.default ?? ''
     names[setting.key] = fromFlag === undefined ? setting.env : `--${setting.flag}`
     try {

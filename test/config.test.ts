@@ -34,11 +34,16 @@ describe('configuration', () => {
     assert.equal(parseConfig({ PUBLIC_BASE_URL: 'https://api.example.com/v1/' }).publicBaseUrl, 'https://api.example.com/v1')
   })
 
-  it('takes an empty variable as unset: the default applies, for every setting', () => {
-    const empty = Object.fromEntries(SETTINGS.map((setting) => [setting.env, '']))
+  it('takes an empty variable as unset: the default applies, for every setting but DATABASE_URL', () => {
+    const empty = Object.fromEntries(SETTINGS.filter((setting) => setting.env !== 'DATABASE_URL').map((setting) => [setting.env, '']))
     assert.deepEqual(parseConfig(empty), parseConfig({}))
     assert.equal(parseConfig({ PORT: '', WORKERS: '', LOG_LEVEL: '' }).port, 8080)
     assert.equal(parseConfig({ REDIS_KEY_PREFIX: '' }).redisKeyPrefix, 'petstore:')
+  })
+
+  it('refuses an empty DATABASE_URL, which a missing secret leaves: its default would be an empty local catalogue', () => {
+    assert.throws(() => parseConfig({ DATABASE_URL: '' }), new ConfigError('DATABASE_URL: is empty: name a database, or unset it for sqlite:./data/petstore.db'))
+    assert.throws(() => parseSettings(['databaseUrl'], { DATABASE_URL: '' }), /^ConfigError: DATABASE_URL: is empty/)
   })
 
   it('checks an empty flag as given: it wins over the variable', () => {
