@@ -27,7 +27,6 @@ import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
-import { pathPrefixOf } from './http/public-url.js'
 import { DeferredChildLogger } from './logger.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
@@ -150,8 +149,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   })
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    // The page at /docs links its assets by absolute path: behind a proxy's prefix they need it too.
-    indexPrefix: pathPrefixOf(config.publicBaseUrl),
     staticCSP: true,
     // Nobody frames the docs page, not even this origin (as X-Frame-Options: DENY says).
     transformStaticCSP: (header) => header.replace("frame-ancestors 'self'", "frame-ancestors 'none'"),

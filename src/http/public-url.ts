@@ -17,15 +17,9 @@ function localAuthority (request: FastifyRequest): string {
 }
 
 /**
- * The path a proxy serves the service under, from PUBLIC_BASE_URL: '/petstore' for
- * https://example.com/petstore/v1, '' when there is none.
- * @example pathPrefixOf('https://example.com/petstore/v1') // '/petstore'
+ * The interactive docs page next to the base address: …/v1 becomes …/docs/. With the slash, the
+ * page links its assets relative to itself, so it renders behind a proxy's path prefix too.
  */
-export function pathPrefixOf (publicBaseUrl: string | undefined): string {
-  return publicBaseUrl === undefined ? '' : new URL(publicBaseUrl).pathname.replace(/\/v1$/, '')
-}
-
-/** The interactive docs page next to the base address: …/v1 becomes …/docs. */
 export function docsUrlOf (baseUrl: string): string {
-  return `${baseUrl.replace(/\/v1$/, '')}/docs`
+  return `${baseUrl.replace(/\/v1$/, '')}/docs/`
 }

@@ -120,7 +120,7 @@ describe('GET /docs behind a proxy that serves the service under a path prefix',
   it('renders the page at the deprecation Link of getPet, every asset found under the prefix', async () => {
     const link = (await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).headers.get('link') ?? ''
     const docsUrl = /^<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
-    assert.match(docsUrl ?? '', /\/petstore\/docs$/)
+    assert.match(docsUrl ?? '', /\/petstore\/docs\/$/)
     const page = await browser.newPage()
     const failed: string[] = []
     page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`) })

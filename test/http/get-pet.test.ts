@@ -11,7 +11,7 @@ function assertDeprecationHeaders (response: Response, api: string): void {
   assert.equal(response.headers.get('sunset'), SUNSET)
   assert.ok(Number(deprecation!.slice(1)) * 1000 <= Date.parse(SUNSET), 'deprecated before the sunset')
   const link = response.headers.get('link') ?? ''
-  assert.match(link, /<[^>]+\/docs>; rel="deprecation"/)
+  assert.match(link, /<[^>]+\/docs\/>; rel="deprecation"/)
   assert.ok(link.includes(`<${api}/pets>; rel="successor-version"`), link)
 }
 

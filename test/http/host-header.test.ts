@@ -40,7 +40,7 @@ for (const backend of backends()) {
       assert.equal(created.status, 201, created.body)
       assert.match(created.headers.location ?? '', new RegExp(`^${origin}/v1/pets/[0-9]+$`))
       const deprecated = await rawRequest(server.origin, `GET /v1/pets/1 HTTP/1.0\r\n${AUTH_LINE}\r\n`)
-      assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs>; rel="deprecation"`))
+      assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs/>; rel="deprecation"`))
     })
 
     for (const host of ['api.example.com', 'api.example.com:8443', '127.0.0.1:8080', '[::1]:8080', '[2001:db8::1]', 'xn--bcher-kva.example']) {
@@ -52,7 +52,7 @@ for (const backend of backends()) {
         assert.match(response.headers.location ?? '', new RegExp(`^${origin}/v1/pets/[0-9]+$`))
         // getPet's deprecation Link too: the tests run one after the other, each Host after another one.
         const deprecated = await rawRequest(server.origin, `GET /v1/pets/1 HTTP/1.1\r\nHost: ${host}\r\n${AUTH_LINE}\r\n`)
-        assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs>; rel="deprecation"; type="text/html", <${origin}/v1/pets>; rel="successor-version"$`))
+        assert.match(deprecated.headers.link ?? '', new RegExp(`^<${origin}/docs/>; rel="deprecation"; type="text/html", <${origin}/v1/pets>; rel="successor-version"$`))
       })
     }
   })
