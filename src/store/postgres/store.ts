@@ -45,7 +45,8 @@ export const MIGRATION_LOCK = 7_370_736_174
 function roomForIds (count: string): string {
   return `(SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0)) <= ${INT64_MAX} - ${count}`
 }
-// Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
+// Migrations may rebuild tables, and an instance may wait for another's; the hourly sweep may
+// delete many rows: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
 export interface PostgresOptions {
@@ -251,8 +252,15 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async sweepIdempotencyKeys (olderThan) {
-      const { rowCount } = await pool.query('DELETE FROM idempotency_keys WHERE created_at < $1', [olderThan.getTime()])
-      return rowCount ?? 0
+      // No request waits on the hourly sweep, and one cancelled at the statement timeout would
+      // leave a larger backlog each hour: bounded as a migration is.
+      return await transaction(async (client) => {
+        await client.query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
+        const { rowCount } = await client.query({
+          text: 'DELETE FROM idempotency_keys WHERE created_at < $1', values: [olderThan.getTime()], query_timeout: MIGRATION_TIMEOUT_MS
+        } as pg.QueryConfig)
+        return rowCount ?? 0
+      })
     },
 
     async insertApiKey (name, keyHash) {
