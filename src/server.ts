@@ -189,8 +189,9 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
     const settle = (): void => {
       live.delete(worker.id)
       if (stopping) {
-        // A worker killed while it drained may have cut requests short: not a clean stop.
-        if (code !== 0) failure ??= `worker ${worker.process.pid} exited with ${code ?? signal} while draining`
+        // A serving worker killed while it drained may have cut requests short: not a clean stop.
+        // One still starting (its signal handlers not yet set) had nothing to drain.
+        if (wasServing && code !== 0) failure ??= `worker ${worker.process.pid} exited with ${code ?? signal} while draining`
         return exitWhenAllGone()
       }
       if (wasServing) {

@@ -183,16 +183,21 @@ describe('SIGTERM drains', () => {
 
   it('drains every worker with WORKERS=2 when the whole process group gets SIGTERM (each worker gets it twice)', async () => {
     const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' }, { ownProcessGroup: true })
-    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `group drain ${i}`)))
-    process.kill(-server.child.pid!, 'SIGTERM')
-    await sleep(300)
-    assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
-    assert.equal((await fetch(`${server.origin}/v1/pets?limit=1`, { headers: AUTH })).status, 200, 'still serving during the delay')
-    for (const request of slow) {
-      const response = await request.finish()
-      assert.equal(response.status, 201, response.body)
+    try {
+      const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `group drain ${i}`)))
+      process.kill(-server.child.pid!, 'SIGTERM')
+      await sleep(300)
+      assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
+      assert.equal((await fetch(`${server.origin}/v1/pets?limit=1`, { headers: AUTH })).status, 200, 'still serving during the delay')
+      for (const request of slow) {
+        const response = await request.finish()
+        assert.equal(response.status, 201, response.body)
+      }
+      assert.equal(await server.exited, 0, server.output())
+    } finally {
+      // Its workers are in its group, which a failed assertion would leave running.
+      try { process.kill(-server.child.pid!, 'SIGKILL') } catch {}
     }
-    assert.equal(await server.exited, 0, server.output())
   })
 
   it('drains every worker with WORKERS=2: requests in flight complete, the primary exits 0', async () => {

@@ -57,7 +57,7 @@ describe('the access log', () => {
       lock.exec('BEGIN IMMEDIATE')
       const body = '{"name":"Left","categoryId":3}'
       await leave(server.origin, `POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nX-Request-Id: left-during-commit\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 500) // time to read the body, on a busy machine too
     } finally {
       lock.exec('ROLLBACK')
       lock.close()
@@ -108,12 +108,12 @@ describe('the access log with the rate limit counted in Redis', { skip: redisUrl
   })
 })
 
-/** Sends a request on a connection of its own, and closes that connection 100 ms later. */
-async function leave (origin: string, request: string): Promise<void> {
+/** Sends a request on a connection of its own, and closes that connection `afterMs` later. */
+async function leave (origin: string, request: string, afterMs = 100): Promise<void> {
   const socket = connect(Number(new URL(origin).port), '127.0.0.1')
   await once(socket, 'connect')
   socket.write(request)
-  await sleep(100)
+  await sleep(afterMs)
   socket.destroy()
 }
 

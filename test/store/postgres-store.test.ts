@@ -70,7 +70,7 @@ for (const postgres of backends('postgres')) {
         await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => isAppError(err) && err.code === 'unavailable')
         await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => isAppError(err) && err.code === 'unavailable')
         await sql(locker, 'COMMIT')
-        await new Promise((resolve) => setTimeout(resolve, 300))
+        await new Promise((resolve) => setTimeout(resolve, 1_000)) // a late commit would land within this
         assert.equal(await count(), 0, 'the insert did not commit once the lock was gone')
         assert.deepEqual((await store.listApiKeys()).filter((key) => key.name === 'timed-out'), [])
       } finally {

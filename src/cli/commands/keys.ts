@@ -30,8 +30,13 @@ export function registerKeysCommands (program: Command): void {
         // Written at once, not queued: a key that cannot be printed is never received, so it must not stay.
         writeSync(1, `${key}\n`)
       } catch (err) {
-        await store.deleteApiKey(name)
-        throw new CliError(`cannot write the output (${(err as Error).message}); no key named ${name} was kept`)
+        const cause = `cannot write the output (${(err as Error).message})`
+        try {
+          await store.deleteApiKey(name)
+        } catch {
+          throw new CliError(`${cause}; the key could not be deleted either: run petstore keys revoke ${name}`)
+        }
+        throw new CliError(`${cause}; no key named ${name} was kept`)
       }
     })
   })

@@ -31,7 +31,8 @@ export function registerResponseBatching (app: FastifyInstance): void {
       entry.reply.held = false
       // The client left while its request was handled (a create's commit, a key lookup):
       // nothing can be written, and no 'finish' will run the onResponse hooks.
-      if (entry.reply.raw.destroyed) logClientGone(entry.reply.request, entry.reply)
+      // Its socket may be closed before the response hears of it, in the same turn.
+      if (entry.reply.raw.destroyed || entry.reply.raw.socket?.destroyed === true) logClientGone(entry.reply.request, entry.reply)
       else write(entry)
     }
   }
