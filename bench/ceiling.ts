@@ -69,7 +69,8 @@ function getPet (res: ServerResponse, animals: Animal[], idText: string): void {
   send(res, 200, JSON.stringify(animal))
 }
 
-function readNewPet (text: string): Omit<Animal, 'id'> | undefined {
+/** The body of a create, checked as the service checks it; undefined when it is not a new animal. */
+export function readNewPet (text: string): Omit<Animal, 'id'> | undefined {
   let value: unknown
   try { value = JSON.parse(text) } catch { return undefined }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined

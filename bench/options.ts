@@ -17,6 +17,8 @@ export interface BenchOptions {
   scale: boolean
   sizes: readonly number[]
   workers: boolean
+  /** The feature-cost steps on get and create (bench/feature-costs.ts); kept in a smoke run. */
+  costs: boolean
   deployments: boolean
   /** The PostgreSQL server of --deployments (--postgres, else TEST_DATABASE_URL); undefined skips its shapes. */
   postgres: string | undefined
@@ -39,6 +41,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scale             adds the scale curve: list, deep-cursor list and get at each size
   --sizes N,N         sizes of the scale curve (default 10000,1000000,10000000)
   --workers           adds WORKERS=2 against WORKERS=1
+  --costs             adds what each feature costs: the ceiling's get and create with the service's features added one at a time
   --deployments       adds the deployment shapes: one process, WORKERS=2, one and two instances on PostgreSQL
   --postgres URL      the PostgreSQL server of --deployments (default TEST_DATABASE_URL; neither: those shapes are skipped)
   --load TOOL         wrk or autocannon (default wrk when /usr/bin/wrk exists)
@@ -84,6 +87,7 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
         scale: { type: 'boolean', default: false },
         sizes: { type: 'string' },
         workers: { type: 'boolean', default: false },
+        costs: { type: 'boolean', default: false },
         deployments: { type: 'boolean', default: false },
         postgres: { type: 'string' },
         load: { type: 'string' },
@@ -114,6 +118,7 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
     scale: values.scale && !smoke,
     sizes: Object.freeze(sizes),
     workers: values.workers && !smoke,
+    costs: values.costs,
     deployments: values.deployments && !smoke,
     // An empty variable counts as unset, as an unset one would in a shell test.
     postgres: values.postgres ?? (env.TEST_DATABASE_URL === '' ? undefined : env.TEST_DATABASE_URL),

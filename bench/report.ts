@@ -7,6 +7,7 @@ import type { LoadTool } from './load.js'
 import type { MachineFacts } from './machine.js'
 import type { BenchOptions } from './options.js'
 import { findSummary, type Summary } from './stats.js'
+import { COST_WORKLOADS, FEATURE_STEPS, FEATURE_TEXTS } from './feature-steps.js'
 import { JSON_SERVER_REQUESTS, WORKLOAD_REQUESTS, type Workload } from './workloads.js'
 
 export interface ScaleSize {
@@ -172,6 +173,38 @@ function workersSection (input: ReportInput): string {
   ].join('\n')
 }
 
+function costsSection (input: ReportInput): string {
+  const workloads = COST_WORKLOADS.filter((workload) => input.options.workloads.includes(workload))
+  const tables = workloads.map((workload) => {
+    const at = (target: string): Summary | undefined => findSummary(input.summaries, 'costs', target, workload)
+    const ceiling = at('ceiling')
+    const row = (label: string, summary: Summary | undefined, base: Summary | undefined): string[][] => summary === undefined
+      ? []
+      : [[label, rate(summary.reqPerSec), us(summary.cpuUsPerRequest), failures(summary), ratio(summary.reqPerSec, base?.reqPerSec), ratio(summary.cpuUsPerRequest, base?.cpuUsPerRequest)]]
+    const rows = [
+      ...row('ceiling', ceiling, ceiling),
+      ...row('none: the ceiling\'s work', at('none'), ceiling),
+      ...FEATURE_STEPS.flatMap((step) => row(`+ ${step}`, at(step), ceiling)),
+      // The service as measured in the main comparison, against the ceiling of those runs.
+      ...row('the service (main comparison)', findSummary(input.summaries, 'main', 'service', workload), findSummary(input.summaries, 'main', 'ceiling', workload))
+    ]
+    return `### ${workload} (feature costs): ${WORKLOAD_REQUESTS[workload]}\n\n${table(['step', 'req/s', 'CPU/req', 'non-2xx', 'req/s ÷ ceiling', 'CPU/req ÷ ceiling'], rows)}`
+  })
+  return [
+    '## What the features cost',
+    '',
+    'bench/feature-costs.ts: the ceiling\'s get and create on bare `node:http`, run with the service\'s node flags from the TypeScript sources, ' +
+      'with the service\'s own modules added one step at a time, each step keeping those above it. The last step does what the service does ' +
+      'for these requests, without Fastify, schema validation and the plugins that answer other requests. ' +
+      `Runs interleaved with the ceiling's, pinned as in the main comparison; medians of ${input.options.runs} run(s).`,
+    '',
+    '- none: the ceiling\'s work in this server (the difference from the ceiling is the node flags and the loader).',
+    ...FEATURE_STEPS.map((step) => `- ${step}: ${FEATURE_TEXTS[step]}.`),
+    '',
+    tables.join('\n\n')
+  ].join('\n')
+}
+
 /** Where the PostgreSQL server is, without its credentials: `127.0.0.1:5432/test`. */
 function serverOf (url: string): string {
   const { host, pathname } = new URL(url)
@@ -296,6 +329,7 @@ export function renderReport (input: ReportInput): string {
     '',
     goals(input)
   ]
+  if (input.options.costs) sections.push('', costsSection(input))
   if (input.options.workers) sections.push('', workersSection(input))
   if (input.options.deployments) sections.push('', deploymentsSection(input))
   if (input.scaleSizes.length > 0) sections.push('', scaleSection(input))

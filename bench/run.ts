@@ -15,7 +15,8 @@ import { machineFacts } from './machine.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
-import { buildCeiling, canPin, startArguments, startCeiling, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
+import { COST_WORKLOADS, FEATURE_STEPS, stepFeatures } from './feature-steps.js'
+import { buildCeiling, canPin, startArguments, startCeiling, startFeatureCosts, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
 import { createSchema } from '../test/postgres-schema.js'
 
@@ -104,6 +105,29 @@ async function compareTargets (context: Context, seededDb: string, jsonSeed: str
       copyFileSync(jsonSeed, runJson)
       await measure(context, { group: 'main', target: 'json-server', workload, spec: jsonServerWorkload(workload, options.animals), loadCpus }, async () =>
         await startJsonServer({ root: ROOT, dbFile: runJson, logFile: join(work, 'json-server.log'), cpus: serverCpus }))
+    }
+  }
+}
+
+/**
+ * The ceiling, then the feature-costs server with no feature and with each step, interleaved
+ * within each run, pinned as in the main comparison.
+ */
+async function compareFeatureCosts (context: Context, seededDb: string, ceilingScript: string): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const runDb = join(work, 'run.db')
+  for (const workload of COST_WORKLOADS.filter((each) => options.workloads.includes(each))) {
+    const spec = apiWorkload(workload, API_KEY, options.animals)
+    for (let run = 1; run <= options.runs; run++) {
+      progress(`feature costs: ${workload}, run ${run} of ${options.runs}`)
+      await measure(context, { group: 'costs', target: 'ceiling', workload, spec, loadCpus }, async () =>
+        await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
+      for (const step of ['none', ...FEATURE_STEPS] as const) {
+        copyDatabase(seededDb, runDb)
+        const features = step === 'none' ? [] : stepFeatures(step)
+        await measure(context, { group: 'costs', target: step, workload, spec, loadCpus }, async () =>
+          await startFeatureCosts({ root: ROOT, apiKey: API_KEY, animals: options.animals, databasePath: runDb, features, logFile: join(work, 'feature-costs.log'), cpus: serverCpus }))
+      }
     }
   }
 }
@@ -239,6 +263,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   const scaleSizes = options.scale ? await fillScaleDatabases(context) : []
 
   await compareTargets(context, seededDb, jsonSeed, ceilingScript)
+  if (options.costs) await compareFeatureCosts(context, seededDb, ceilingScript)
   if (options.workers) await compareWorkers(context, seededDb)
   if (options.deployments) await compareDeployments(context, seededDb)
   if (options.scale) await scaleCurve(context, scaleSizes)

@@ -285,6 +285,30 @@ export async function startCeiling (options: CeilingOptions): Promise<Target> {
   }))
 }
 
+export interface FeatureCostsOptions extends Placement {
+  root: string
+  apiKey: string
+  animals: number
+  /** A migrated SQLite file of the same animals. */
+  databasePath: string
+  /** The steps' features, FEATURE_STEPS' names. */
+  features: readonly string[]
+}
+
+/**
+ * The feature-costs server (bench/feature-costs.ts) with the node flags of `npm start`,
+ * from the TypeScript sources: it is built of the service's own modules.
+ */
+export async function startFeatureCosts (options: FeatureCostsOptions): Promise<Target> {
+  const flags = startArguments(options.root).filter((arg) => arg.startsWith('--'))
+  return await startProcess('the feature-costs server', options, (port) => ({
+    args: [...flags, '--import', 'tsx', join(options.root, 'bench/feature-costs.ts')],
+    env: { PORT: String(port), BENCH_KEY: options.apiKey, BENCH_ANIMALS: String(options.animals), BENCH_DB: options.databasePath, FEATURES: options.features.join(',') },
+    cwd: options.root,
+    readyPath: '/readyz'
+  }))
+}
+
 export interface JsonServerOptions extends Placement {
   root: string
   /** Its db.json: `{"pets":[…]}`; json-server writes every create back to it. */

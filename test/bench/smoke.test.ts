@@ -10,18 +10,19 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WORKLOADS = ['list', 'list-status', 'get', 'create']
+const COST_ROWS = ['ceiling', 'none: the ceiling\'s work', '+ durable', '+ key-hash', '+ headers', '+ metrics', '+ log', '+ write-per-turn']
 
 interface Row { target: string, reqPerSec: number, cpuPerRequest: string, non2xx: string }
 
-/** The rows of the table under `### WORKLOAD: …`, keyed by target; cells found by their column's header. */
-function rowsOf (report: string, workload: string): Map<string, Row> {
-  const section = report.split('\n### ').find((part) => part.startsWith(`${workload}: `)) ?? ''
+/** The rows of the table under `### HEADING: …`, keyed by their first cell; cells found by their column's header. */
+function rowsOf (report: string, heading: string): Map<string, Row> {
+  const section = report.split('\n### ').find((part) => part.startsWith(`${heading}: `)) ?? ''
   const rows = new Map<string, Row>()
   let header: string[] = []
   for (const line of section.split('\n')) {
     const cells = line.split('|').slice(1, -1).map((cell) => cell.trim())
-    if (cells[0] === 'target') header = cells
-    if (cells.length < 6 || cells[0] === 'target' || cells[0]!.startsWith('---')) continue
+    if (cells[0] === 'target' || cells[0] === 'step') header = cells
+    if (cells.length < 6 || cells === header || cells[0]!.startsWith('---')) continue
     const cell = (name: string): string => cells[header.indexOf(name)] ?? ''
     rows.set(cells[0]!, { target: cells[0]!, reqPerSec: Number(cell('req/s').replaceAll(',', '')), cpuPerRequest: cell('CPU/req'), non2xx: cell('non-2xx') })
   }
@@ -29,8 +30,8 @@ function rowsOf (report: string, workload: string): Map<string, Row> {
 }
 
 describe('npm run bench -- --smoke', () => {
-  it('reports each workload for the service and the ceiling, with requests served and none failed', { timeout: 120_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+  it('reports each workload for the service and the ceiling, and the feature costs, with requests served and none failed', { timeout: 240_000 }, async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--costs'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
@@ -51,5 +52,14 @@ describe('npm run bench -- --smoke', () => {
       assert.equal(rows.get('service')!.non2xx, '0', `the service failed requests on ${workload}`)
     }
     assert.match(stdout, /## Targets \(issue point 2\)/)
+    for (const workload of ['get', 'create']) {
+      const rows = rowsOf(stdout, `${workload} (feature costs)`)
+      for (const step of COST_ROWS) {
+        const row = rows.get(step)
+        assert.ok(row !== undefined, `no ${step} row in the feature costs of ${workload} in:\n${stdout}`)
+        assert.ok(row.reqPerSec > 0, `${step} served no request on ${workload}`)
+        assert.equal(row.non2xx, '0', `${step} failed requests on ${workload}`)
+      }
+    }
   })
 })

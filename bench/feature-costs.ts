@@ -1,0 +1,206 @@
+/**
+ * What the service's features cost without a framework: the ceiling's get and
+ * create on bare `node:http`, with the service's own pieces added one at a time
+ * (each step keeps the ones before it). The last step does all a get or a create
+ * of the service does, minus Fastify and the plugins that answer other requests;
+ * its ratio to the ceiling bounds what any server with these features can reach.
+ *
+ * Run as a process of its own, from the TypeScript sources (it imports src/):
+ * PORT, BENCH_KEY, BENCH_DB (a migrated SQLite file) and FEATURES (steps, comma
+ * separated) in the environment; it answers GET /readyz once it listens.
+ */
+import { randomUUID } from 'node:crypto'
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
+import { pathToFileURL } from 'node:url'
+import type { Logger } from 'pino'
+import { ApiKeyVerifier, type Caller } from '../src/domain/api-keys.js'
+import { AppError } from '../src/domain/errors.js'
+import { PetCatalogue } from '../src/domain/pets.js'
+import { Metrics } from '../src/http/plugins/metrics.js'
+import { createLogger } from '../src/logger.js'
+import { openSqliteStore } from '../src/store/sqlite/store.js'
+import type { Store } from '../src/store/store.js'
+import { generateAnimals, type Animal } from './animals.js'
+import { readNewPet } from './ceiling.js'
+import { FEATURE_STEPS, type Feature } from './feature-steps.js'
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const SECURITY_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
+const DEPRECATED_AT = '@1767225600'
+const SUNSET = new Date(Date.UTC(2030, 11, 5)).toUTCString()
+const ID = /^[1-9][0-9]{0,15}$/
+
+export interface FeatureCostsOptions {
+  features: readonly Feature[]
+  apiKey: string
+  /** The animals of the database, for the steps that serve from memory. */
+  animals: number
+  /** A SQLite file migrated and filled with the same animals (`petstore import`). */
+  databasePath: string
+  /** Where the log step writes; the service's logger on stdout when left out. */
+  logger?: Logger
+}
+
+interface Answer { status: number, body: string, headers: Record<string, string> }
+
+/**
+ * The request listener of one step, and a close that ends its store.
+ * @example const { listener } = await featureCostsListener({ features: ['durable'], apiKey, animals: 10_000, databasePath })
+ */
+export async function featureCostsListener (options: FeatureCostsOptions): Promise<{ listener: RequestListener, close: () => Promise<void> }> {
+  const has = new Set(options.features)
+  const animals: Animal[] = generateAnimals(options.animals)
+  let store: Store | undefined
+  let catalogue: PetCatalogue | undefined
+  if (has.has('durable')) {
+    store = openSqliteStore(options.databasePath)
+    catalogue = new PetCatalogue(store, await store.secret('cursor'))
+  }
+  const verifier = has.has('key-hash') && store !== undefined ? new ApiKeyVerifier(store, [options.apiKey]) : undefined
+  const expected = `Bearer ${options.apiKey}`
+  const caller: Caller = { keyName: 'env-1', keyHash: '' }
+  const metrics = has.has('metrics') ? new Metrics() : undefined
+  const counters = new Map<string, { inc: () => void }>()
+  const histograms = new Map<string, { observe: (seconds: number) => void }>()
+  const logger = has.has('log') ? options.logger ?? createLogger('info') : undefined
+  const perTurn = has.has('write-per-turn')
+  let held: Array<[ServerResponse, Answer]> = []
+  const flush = (): void => {
+    const answers = held
+    held = []
+    for (const [res, answer] of answers) write(res, answer)
+  }
+
+  const callerOf = (authorization: string | undefined): Caller | undefined => {
+    if (verifier === undefined) return authorization === expected ? caller : undefined
+    const found = authorization?.startsWith('Bearer ') === true ? verifier.verify(authorization.slice(7)) : undefined
+    return found instanceof Promise ? undefined : found
+  }
+
+  const finish = (req: IncomingMessage, res: ServerResponse, operation: string, started: bigint, answer: Answer): void => {
+    if (has.has('headers')) {
+      answer.headers['x-request-id'] = randomUUID()
+      Object.assign(answer.headers, SECURITY_HEADERS)
+      if (operation === 'getPet' && answer.status === 200) {
+        const base = `http://${req.headers.host ?? 'localhost'}/v1`
+        answer.headers.deprecation = DEPRECATED_AT
+        answer.headers.sunset = SUNSET
+        answer.headers.link = `<${base}/docs/>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+      }
+    }
+    if (metrics !== undefined || logger !== undefined) {
+      res.once('finish', () => {
+        const micros = Number(process.hrtime.bigint() - started) / 1000
+        if (metrics !== undefined) {
+          const status = String(answer.status)
+          let counter = counters.get(`${operation} ${status}`)
+          if (counter === undefined) counters.set(`${operation} ${status}`, counter = metrics.requests.labels(operation, status))
+          counter.inc()
+          let histogram = histograms.get(operation)
+          if (histogram === undefined) histograms.set(operation, histogram = metrics.latency.labels(operation))
+          histogram.observe(micros / 1e6)
+        }
+        logger?.info({ requestId: answer.headers['x-request-id'] ?? '', method: req.method, route: operation, status: answer.status, micros: Math.round(micros) }, 'request')
+      })
+    }
+    if (!perTurn) return write(res, answer)
+    if (held.length === 0) setImmediate(flush)
+    held.push([res, answer])
+  }
+
+  const getPet = (idText: string): Answer | Promise<Answer> => {
+    if (!ID.test(idText)) return failure(400, 'validation_failed', 'petId: must be an integer from 1 to 9223372036854775807')
+    if (catalogue === undefined) {
+      const animal = animals[Number(idText) - 1]
+      return animal === undefined ? failure(404, 'not_found', `petId: no animal with id ${idText}`) : { status: 200, body: JSON.stringify(animal), headers: {} }
+    }
+    try {
+      const json = catalogue.getPetJson(Number(idText))
+      return typeof json === 'string' ? { status: 200, body: json, headers: {} } : json.then((body) => ({ status: 200, body, headers: {} }), answerError)
+    } catch (err) {
+      return answerError(err)
+    }
+  }
+
+  const createPet = async (req: IncomingMessage, who: Caller): Promise<Answer> => {
+    const fields = readNewPet(await bodyOf(req))
+    if (fields === undefined) return failure(400, 'validation_failed', 'body: must be {"name", "categoryId", "status"?}')
+    let pet: Animal
+    if (catalogue === undefined) {
+      pet = { id: animals.length + 1, ...fields }
+      animals.push(pet)
+    } else {
+      pet = (await catalogue.createPet(fields, who)).pet as Animal
+    }
+    return { status: 201, body: JSON.stringify(pet), headers: { location: `http://${req.headers.host ?? 'localhost'}/v1/pets/${pet.id}` } }
+  }
+
+  const listener: RequestListener = (req, res) => {
+    const started = process.hrtime.bigint()
+    const url = req.url ?? '/'
+    if (url === '/readyz') return write(res, { status: 200, body: '{"status":"ready"}', headers: {} })
+    const who = callerOf(req.headers.authorization)
+    if (who === undefined) {
+      return finish(req, res, 'unauthorized', started, failure(401, 'unauthorized', 'Authorization: a valid API key is required', { 'www-authenticate': 'Bearer realm="petstore"' }))
+    }
+    if (req.method === 'GET' && url.startsWith('/v1/pets/')) {
+      const answer = getPet(url.slice('/v1/pets/'.length))
+      if (!(answer instanceof Promise)) return finish(req, res, 'getPet', started, answer)
+      void answer.then((settled) => finish(req, res, 'getPet', started, settled))
+      return
+    }
+    if (req.method === 'POST' && url === '/v1/pets') {
+      void createPet(req, who).catch(answerError).then((answer) => finish(req, res, 'createPet', started, answer))
+      return
+    }
+    finish(req, res, 'unmatched', started, failure(404, 'not_found', `${req.method ?? ''} ${url}: no such operation`))
+  }
+  return { listener, close: async () => { await store?.close() } }
+}
+
+/** The body as the ceiling reads it: events, not an async iterator, which costs more. */
+async function bodyOf (req: IncomingMessage): Promise<string> {
+  return await new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => chunks.push(chunk))
+    req.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.once('error', reject)
+  })
+}
+
+function failure (status: number, code: string, message: string, headers: Record<string, string> = {}): Answer {
+  return { status, body: JSON.stringify({ code, message, status }), headers }
+}
+
+function answerError (err: unknown): Answer {
+  if (err instanceof AppError) return failure(err.status, err.code, err.message)
+  return failure(500, 'internal_error', 'the server failed to answer')
+}
+
+function write (res: ServerResponse, { status, body, headers }: Answer): void {
+  headers['content-type'] = JSON_TYPE
+  headers['content-length'] = String(Buffer.byteLength(body))
+  res.writeHead(status, headers)
+  res.end(body)
+}
+
+// Started as a process (`node --import tsx feature-costs.ts`), not when imported.
+if (process.argv[1] !== undefined && pathToFileURL(process.argv[1]).href === import.meta.url) {
+  const features = (process.env.FEATURES ?? '').split(',').filter((name) => name !== '')
+  const unknown = features.filter((name) => !(FEATURE_STEPS as readonly string[]).includes(name))
+  if (unknown.length > 0) throw new Error(`FEATURES: unknown ${unknown.join(', ')}`)
+  const { listener, close } = await featureCostsListener({
+    features: features as Feature[],
+    apiKey: process.env.BENCH_KEY ?? '',
+    animals: Number(process.env.BENCH_ANIMALS ?? '10000'),
+    databasePath: process.env.BENCH_DB ?? ''
+  })
+  const server = createServer(listener)
+  server.headersTimeout = 10_000
+  server.requestTimeout = 30_000
+  server.listen(Number(process.env.PORT ?? '0'), '127.0.0.1')
+  process.once('SIGTERM', () => {
+    server.close(() => { void close().then(() => process.exit(0)) })
+    server.closeAllConnections()
+  })
+}
