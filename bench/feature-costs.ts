@@ -13,21 +13,22 @@ import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http'
 import { pathToFileURL } from 'node:url'
 import type { Logger } from 'pino'
+import { GETPET_DEPRECATED_AT, parseConfig } from '../src/config.js'
 import { ApiKeyVerifier, type Caller } from '../src/domain/api-keys.js'
 import { AppError } from '../src/domain/errors.js'
 import { PetCatalogue } from '../src/domain/pets.js'
-import { Metrics } from '../src/http/plugins/metrics.js'
+import { deprecationHeaderValues } from '../src/http/plugins/deprecation.js'
+import { Metrics, childCache } from '../src/http/plugins/metrics.js'
+import { BEHIND_KEY } from '../src/http/plugins/response-headers.js'
 import { createLogger } from '../src/logger.js'
 import { openSqliteStore } from '../src/store/sqlite/store.js'
 import type { Store } from '../src/store/store.js'
 import { generateAnimals, type Animal } from './animals.js'
-import { readNewPet } from './ceiling.js'
+import { readNewPet, send } from './ceiling.js'
 import { FEATURE_STEPS, type Feature } from './feature-steps.js'
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-const SECURITY_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
-const DEPRECATED_AT = '@1767225600'
-const SUNSET = new Date(Date.UTC(2030, 11, 5)).toUTCString()
+// The default sunset, as the service started by the bench has it.
+const SUNSET = parseConfig({}).getPetSunset.toUTCString()
 const ID = /^[1-9][0-9]{0,15}$/
 
 export interface FeatureCostsOptions {
@@ -60,8 +61,10 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
   const expected = `Bearer ${options.apiKey}`
   const caller: Caller = { keyName: 'env-1', keyHash: '' }
   const metrics = has.has('metrics') ? new Metrics() : undefined
-  const counters = new Map<string, { inc: () => void }>()
-  const histograms = new Map<string, { observe: (seconds: number) => void }>()
+  const counters = childCache<{ inc: () => void }>()
+  const histograms = childCache<{ observe: (seconds: number) => void }>()
+  // getPet's deprecation headers, made once per Host as the service makes them once per base address.
+  let deprecation: { host: string, headers: Record<string, string> } | undefined
   const logger = has.has('log') ? options.logger ?? createLogger('info') : undefined
   const perTurn = has.has('write-per-turn')
   let held: Array<[ServerResponse, Answer]> = []
@@ -80,12 +83,11 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
   const finish = (req: IncomingMessage, res: ServerResponse, operation: string, started: bigint, answer: Answer): void => {
     if (has.has('headers')) {
       answer.headers['x-request-id'] = randomUUID()
-      Object.assign(answer.headers, SECURITY_HEADERS)
-      if (operation === 'getPet' && answer.status === 200) {
-        const base = `http://${req.headers.host ?? 'localhost'}/v1`
-        answer.headers.deprecation = DEPRECATED_AT
-        answer.headers.sunset = SUNSET
-        answer.headers.link = `<${base}/docs/>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+      Object.assign(answer.headers, BEHIND_KEY)
+      if (operation === 'getPet') {
+        const host = req.headers.host ?? 'localhost'
+        if (deprecation?.host !== host) deprecation = { host, headers: deprecationHeaderValues(GETPET_DEPRECATED_AT, SUNSET, `http://${host}/v1`) }
+        Object.assign(answer.headers, deprecation.headers)
       }
     }
     if (metrics !== undefined || logger !== undefined) {
@@ -93,12 +95,8 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
         const micros = Number(process.hrtime.bigint() - started) / 1000
         if (metrics !== undefined) {
           const status = String(answer.status)
-          let counter = counters.get(`${operation} ${status}`)
-          if (counter === undefined) counters.set(`${operation} ${status}`, counter = metrics.requests.labels(operation, status))
-          counter.inc()
-          let histogram = histograms.get(operation)
-          if (histogram === undefined) histograms.set(operation, histogram = metrics.latency.labels(operation))
-          histogram.observe(micros / 1e6)
+          counters(`${operation} ${status}`, () => metrics.requests.labels(operation, status)).inc()
+          histograms(operation, () => metrics.latency.labels(operation)).observe(micros / 1e6)
         }
         logger?.info({ requestId: answer.headers['x-request-id'] ?? '', method: req.method, route: operation, status: answer.status, micros: Math.round(micros) }, 'request')
       })
@@ -178,10 +176,7 @@ function answerError (err: unknown): Answer {
 }
 
 function write (res: ServerResponse, { status, body, headers }: Answer): void {
-  headers['content-type'] = JSON_TYPE
-  headers['content-length'] = String(Buffer.byteLength(body))
-  res.writeHead(status, headers)
-  res.end(body)
+  send(res, status, body, headers)
 }
 
 // Started as a process (`node --import tsx feature-costs.ts`), not when imported.

@@ -22,6 +22,18 @@ export interface DeprecationOptions {
 }
 
 /**
+ * The headers of a deprecated operation's answers, for the API's base address (`https://host/v1`).
+ * @example deprecationHeaderValues(GETPET_DEPRECATED_AT, sunset.toUTCString(), 'http://localhost:8080/v1')
+ */
+export function deprecationHeaderValues (deprecatedAt: Date, sunset: string, base: string): Record<string, string> {
+  return {
+    deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
+    sunset,
+    link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+  }
+}
+
+/**
  * Run before the request checks and auth, so that their 400, 414, 431 and 401 carry the headers too.
  * @example app.addHook('onRequest', deprecationHeaders({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
  */
@@ -34,15 +46,7 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestHookH
     if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
     if (last?.deprecatedAt !== deprecatedAt || last.base !== base) {
-      last = {
-        deprecatedAt,
-        base,
-        headers: {
-          deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
-          sunset,
-          link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
-        }
-      }
+      last = { deprecatedAt, base, headers: deprecationHeaderValues(deprecatedAt, sunset, base) }
     }
     reply.headers(last.headers)
     done()

@@ -7,7 +7,8 @@ import { requiresKey } from './auth.js'
  * no framing, no referrer.
  */
 const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
-const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
+/** The headers of every answer to a request that needs a key. */
+export const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
 
 /**
  * While the process drains, each response also closes its connection, so that clients
