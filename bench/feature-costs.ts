@@ -112,12 +112,7 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
       const animal = animals[Number(idText) - 1]
       return animal === undefined ? failure(404, 'not_found', `petId: no animal with id ${idText}`) : { status: 200, body: JSON.stringify(animal), headers: {} }
     }
-    try {
-      const json = catalogue.getPetJson(Number(idText))
-      return typeof json === 'string' ? { status: 200, body: json, headers: {} } : json.then((body) => ({ status: 200, body, headers: {} }), answerError)
-    } catch (err) {
-      return answerError(err)
-    }
+    return catalogue.getPet(Number(idText)).then((pet) => ({ status: 200, body: JSON.stringify(pet), headers: {} }), answerError)
   }
 
   const createPet = async (req: IncomingMessage, who: Caller): Promise<Answer> => {

@@ -8,11 +8,13 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
-import { GETPET_DEPRECATED_AT, type Config } from './config.js'
+import { BODY_LIMIT_BYTES, GETPET_DEPRECATED_AT, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, type Config, type RequestTimeouts } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, clientErrorHandlerFor, frameworkErrorHandlerFor, registerErrorHandling, writeErrorToSocket, type RequestTimeouts } from './http/error-handler.js'
+import { registerErrorHandling } from './http/error-handler.js'
+import { clientErrorHandlerFor, frameworkErrorHandlerFor, writeErrorToSocket } from './http/protocol-errors.js'
+import { decorateRequestState, startRequestState } from './http/request-state.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { routableUrl } from './http/routable-url.js'
@@ -23,7 +25,6 @@ import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http
 import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
-import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
@@ -54,7 +55,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   let draining = false
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
+  const beforeRoute = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -108,12 +109,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.setValidatorCompiler(compileValidator)
   registerJsonBody(app)
   registerErrorHandling(app)
-  registerResponseBatching(app)
 
-  // Then the rate limit and the sunset, which need the caller.
-  app.decorateRequest('caller', undefined)
-  app.decorateRequest('keyRequired', undefined)
+  decorateRequestState(app)
   for (const hook of beforeRoute) app.addHook('onRequest', hook)
+  // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
     registerRateLimit(app, {
       limit: config.rateLimit,

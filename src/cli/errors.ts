@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.js'
 import { isAppError } from '../domain/errors.js'
-import { driverReason } from '../store/store-errors.js'
+import { driverReason, NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 
 /** One line for the operator, never a stack trace; exit code 1 unless another is given. */
 export class CliError extends Error {
@@ -23,7 +23,8 @@ function isSystemError (err: unknown): err is NodeJS.ErrnoException {
  * (the database, the disk, the output).
  */
 export function isBug (err: unknown): boolean {
-  return !(err instanceof CliError || err instanceof ConfigError || isAppError(err) || isSystemError(err))
+  return !(err instanceof CliError || err instanceof ConfigError || err instanceof StoreUnavailable || err instanceof NoIdLeft ||
+    isAppError(err) || isSystemError(err))
 }
 
 /**
@@ -31,7 +32,7 @@ export function isBug (err: unknown): boolean {
  * @example describeFailure(err) // 'the database is unavailable: database is locked'
  */
 export function describeFailure (err: unknown): string {
-  if (isAppError(err) && err.code === 'unavailable' && err.cause !== undefined) return `the database is unavailable: ${driverReason(err)}`
+  if (err instanceof StoreUnavailable && err.cause !== undefined) return `the database is unavailable: ${driverReason(err)}`
   if (isBug(err)) return `unexpected error: ${String(err)}`
   return (err as Error).message
 }

@@ -3,10 +3,10 @@
  * by the same schema and the same exact JSON parser as a request to the API.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { BODY_LIMIT_BYTES } from '../http/error-handler.js'
+import { BODY_LIMIT_BYTES } from '../config.js'
 import { parseJsonBody } from '../http/json-body.js'
 import { validationErrorOf } from '../http/validation.js'
-import { toInt64 } from '../schemas/kinds.js'
+import { parseInt64 } from '../schemas/kinds.js'
 import { Pet } from '../schemas/pets.js'
 
 const checkPet = TypeCompiler.Compile(Pet)
@@ -29,7 +29,7 @@ function decodeCanonical (line: string): unknown {
   if (match === null) return undefined
   let name: unknown
   try { name = JSON.parse(match[2]!) } catch { return undefined }
-  return { id: toInt64(BigInt(match[1]!)), name, categoryId: toInt64(BigInt(match[3]!)), status: match[4] }
+  return { id: parseInt64(match[1]!), name, categoryId: parseInt64(match[3]!), status: match[4] }
 }
 
 /**

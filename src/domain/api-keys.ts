@@ -70,14 +70,12 @@ export class ApiKeyVerifier {
   }
 
   /**
-   * The caller, or undefined for an unknown or revoked key. A configured key, or a stored
-   * one confirmed in the last 5 s, is answered at once (no promise on the hot path).
+   * The caller, or undefined for an unknown or revoked key.
    * @example const caller = await verifier.verify(token)
    */
-  verify (presented: string): Caller | undefined | Promise<Caller | undefined> {
+  async verify (presented: string): Promise<Caller | undefined> {
     const keyHash = hashApiKey(presented)
-    const known = this.#configured.get(keyHash) ?? this.#cached(keyHash)
-    return known ?? this.#fromStore(keyHash)
+    return this.#configured.get(keyHash) ?? this.#cached(keyHash) ?? await this.#fromStore(keyHash)
   }
 
   #cached (keyHash: string): Caller | undefined {

@@ -4,7 +4,7 @@
  * altered one is refused.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { toInt64, type Int64 } from '../schemas/kinds.js'
+import { parseInt64, type Int64 } from '../schemas/kinds.js'
 import type { PetStatus } from '../schemas/pets.js'
 import { AppError } from './errors.js'
 
@@ -43,7 +43,7 @@ export class CursorCodec {
     if ((match[2] || undefined) !== status) {
       throw new AppError('validation_failed', 'cursor: was made for another status filter; keep the status of the first page')
     }
-    return { afterId: toInt64(BigInt(match[1]!)), status }
+    return { afterId: parseInt64(match[1]!), status }
   }
 
   #sign (payload: Buffer): Buffer {

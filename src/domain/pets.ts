@@ -1,23 +1,20 @@
 /**
- * The animals catalogue: what the three operations do, apart from HTTP.
+ * The animals catalogue: what the three operations do, apart from HTTP, and the
+ * rules of Idempotency-Key (in flight, replay, reuse with another body, expiry).
  */
 import { createHash } from 'node:crypto'
 import type { Int64 } from '../schemas/kinds.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
-import type { CreateOutcome, CreateRequest, Store } from '../store/store.js'
+import type { Store } from '../store/store.js'
 import type { Caller } from './api-keys.js'
 import { CursorCodec } from './cursor.js'
 import { AppError } from './errors.js'
-import { GroupCommit } from './group-commit.js'
-import { VersionedCache } from './versioned-cache.js'
 
+/** How long a create's Idempotency-Key is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
-const MAX_BATCH = 256
-const PAGE_CACHE_SIZE = 1024
 
-/** Shared by every request that is served it: never changed once made. */
 export interface PetPage {
-  readonly pets: readonly Pet[]
+  pets: Pet[]
   /** Cursor of the next page; undefined on the last page. */
   next: string | undefined
 }
@@ -31,8 +28,6 @@ export interface CreatedPet {
 export class PetCatalogue {
   readonly #store: Store
   readonly #cursors: CursorCodec
-  readonly #creates: GroupCommit<CreateRequest, CreateOutcome>
-  readonly #pages = new VersionedCache<PetPage>(PAGE_CACHE_SIZE)
   /** Idempotency keys whose request has not been answered yet (this process). */
   readonly #inFlight = new Set<string>()
 
@@ -40,29 +35,18 @@ export class PetCatalogue {
   constructor (store: Store, cursorSecret: Buffer) {
     this.#store = store
     this.#cursors = new CursorCodec(cursorSecret)
-    this.#creates = new GroupCommit((batch) => store.createPets(batch, IDEMPOTENCY_TTL_MS), MAX_BATCH)
   }
 
-  /**
-   * A page in ascending id order, and the cursor of the next one when more animals match.
-   * Pages are served again from memory until the animals change (where the store can tell).
-   */
+  /** A page in ascending id order, and the cursor of the next one when more animals match. */
   async listPets (query: { limit: number, status?: PetStatus, cursor?: string }): Promise<PetPage> {
     const { limit, status } = query
     const afterId = query.cursor === undefined ? undefined : this.#cursors.decode(query.cursor, status).afterId
-    // Read before the rows: a change after this read only makes the page newer than its version.
-    const version = this.#store.petsVersion()
-    const key = `${limit}:${status ?? ''}:${afterId ?? ''}`
-    const cached = version === undefined ? undefined : this.#pages.get(version, key)
-    if (cached !== undefined) return cached
     // One row more than asked tells whether a next page exists.
     const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
     const more = rows.length > limit
     const pets = more ? rows.slice(0, limit) : rows
     const next = more ? this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) : undefined
-    const page = { pets, next }
-    if (version !== undefined) this.#pages.set(version, key, page)
-    return page
+    return { pets, next }
   }
 
   /**
@@ -89,35 +73,29 @@ export class PetCatalogue {
 
   /**
    * Creates an animal; with an idempotency key (held by the caller with
-   * holdIdempotencyKey), a repeat of the same request replays the first animal
-   * instead of creating another.
+   * holdIdempotencyKey), a repeat of the same request within 24 h replays the first
+   * animal instead of creating another.
+   * @throws AppError idempotency_key_reused when the key came with another body
    */
   async createPet (newPet: NewPet, caller: Caller, idempotencyKey?: string): Promise<CreatedPet> {
     const pet = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? 'available' }
-    const idempotency = idempotencyKey === undefined
+    const claim = idempotencyKey === undefined
       ? undefined
-      : { scope: caller.keyHash, key: idempotencyKey, fingerprint: fingerprint(newPet) }
-    const outcome = await this.#creates.submit({ pet, idempotency })
-    if (outcome.kind === 'key_reused') {
+      : { scope: caller.keyHash, key: idempotencyKey, fingerprint: fingerprint(newPet), notBefore: new Date(Date.now() - IDEMPOTENCY_TTL_MS) }
+    const result = await this.#store.createPet(pet, claim)
+    if (result.kind === 'created') return { pet: result.pet, replayed: false }
+    if (result.fingerprint !== claim!.fingerprint) {
       throw new AppError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
     }
-    return { pet: outcome.pet, replayed: outcome.kind === 'replayed' }
+    return { pet: result.pet, replayed: true }
   }
 
-  /**
-   * An animal by id, as its JSON body. Read from the database every time: the indexed
-   * read that builds the JSON (2.5 µs in a loop) stays flat where ids are too many for a
-   * cache to hit, and a hit would still pay the cache's 0.9 µs check that it is valid.
-   * Answered at once where the store answers at once (SQLite), else with a promise.
-   */
-  getPetJson (id: Int64): string | Promise<string> {
-    const json = this.#store.findPetJson(id)
-    return json instanceof Promise ? json.then((found) => found ?? notFound(id)) : json ?? notFound(id)
+  /** @throws AppError not_found */
+  async getPet (id: Int64): Promise<Pet> {
+    const pet = await this.#store.findPet(id)
+    if (pet === undefined) throw new AppError('not_found', `petId: no animal with id ${id}`)
+    return pet
   }
-}
-
-function notFound (id: Int64): never {
-  throw new AppError('not_found', `petId: no animal with id ${id}`)
 }
 
 /** "Same body" means the same JSON value: key order and spacing do not count. */

@@ -7,14 +7,14 @@ import type { IncomingHttpHeaders } from 'node:http'
 import { parse } from 'lossless-json'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../domain/errors.js'
-import { toInt64 } from '../schemas/kinds.js'
+import { parseInt64 } from '../schemas/kinds.js'
 
 const INTEGER_LITERAL = /^-?[0-9]+$/
 
 // No field of this API takes a fraction: a literal with a fraction or an exponent
 // can only be invalid, and NaN fails every integer check without rounding 1.0000000000000001 into 1.
 function parseNumber (literal: string): number | bigint {
-  return INTEGER_LITERAL.test(literal) ? toInt64(BigInt(literal)) : Number.NaN
+  return INTEGER_LITERAL.test(literal) ? parseInt64(literal) : Number.NaN
 }
 
 /**

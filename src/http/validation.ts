@@ -8,7 +8,7 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler } from 'fastify'
 import { AppError } from '../domain/errors.js'
-import { describeRule, isDecimalInteger, toInt64 } from '../schemas/kinds.js'
+import { describeRule, isDecimalInteger, parseInt64 } from '../schemas/kinds.js'
 
 type Part = 'body' | 'querystring' | 'params' | 'headers'
 
@@ -30,7 +30,7 @@ export const compileValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpP
     const value: Record<string, unknown> = { ...(data as Record<string, unknown>) }
     for (const [key, field] of defaults) value[key] ??= String(field.default)
     for (const key of decimals) {
-      if (typeof value[key] === 'string') value[key] = toInt64(BigInt(value[key]))
+      if (typeof value[key] === 'string') value[key] = parseInt64(value[key])
     }
     return { value }
   }

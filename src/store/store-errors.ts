@@ -1,16 +1,27 @@
-/**
- * Every store call goes through here: a driver's failure that a retry may cure
- * (busy, I/O, connection lost) becomes `unavailable`, anything else stays as it is.
- */
-import { AppError } from '../domain/errors.js'
 import { INT64_MAX } from '../schemas/kinds.js'
-import type { Store } from './store.js'
 
-export const RETRY_AFTER_SECONDS = 1
+/**
+ * The store's own errors: what an adapter throws when the database cannot do what
+ * was asked. The HTTP layer alone turns them into statuses and headers.
+ */
 
-/** @example throw storeUnavailable() */
-export function storeUnavailable (): AppError {
-  return new AppError('unavailable', 'the database is unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) })
+/** The database cannot answer now (unreachable, busy, out of disk, closed); a retry may succeed. */
+export class StoreUnavailable extends Error {
+  override name = 'StoreUnavailable'
+
+  /** @example throw new StoreUnavailable('the database is unavailable', { cause: err }) */
+  constructor (message = 'the database is unavailable', options?: ErrorOptions) {
+    super(message, options)
+  }
+}
+
+/** Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new animal has none. */
+export class NoIdLeft extends Error {
+  override name = 'NoIdLeft'
+
+  constructor (message = `no id is left for a new animal: ${INT64_MAX}, the highest, is taken`) {
+    super(message)
+  }
 }
 
 /**
@@ -23,55 +34,22 @@ export function driverReason (err: Error): string {
   return (cause?.message || cause?.code) ?? err.message
 }
 
-/** Retrying soon does not help: an operator must act. A client that honours Retry-After gives up at once. */
-export const NO_ID_LEFT_RETRY_AFTER_SECONDS = 3600
-
 /**
- * Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new
- * animal has none (docs/errors.md).
- * @example throw noIdLeft()
+ * Wraps every method of an adapter so that a driver's failure a retry may cure becomes
+ * StoreUnavailable (its cause kept); any other error passes as it is.
+ * @example return withStoreErrors(store, (err) => err instanceof Database.SqliteError && err.code === 'SQLITE_BUSY')
  */
-export function noIdLeft (): AppError {
-  return new AppError('unavailable', `no id is left for a new animal: ${INT64_MAX}, the highest, is taken`,
-    { 'retry-after': String(NO_ID_LEFT_RETRY_AFTER_SECONDS) })
-}
-
-// Methods on the hot path that may answer at once: wrapped without a promise of their own
-// (the rejection of a promise they return is translated all the same).
-const AT_ONCE = new Set<string>(['petsVersion', 'findPetJson'] satisfies Array<keyof Store>)
-
-/**
- * Wraps each call of the store so that `classify(err)` decides which errors mean
- * "unavailable"; `onError` sees each such error (metrics, logs).
- */
-export function translateStoreErrors (store: Store, isUnavailable: (err: unknown) => boolean): Store {
-  const translate = (err: unknown): unknown => {
-    if (!isUnavailable(err)) return err
-    const unavailable = storeUnavailable()
-    unavailable.cause = err
-    return unavailable
+export function withStoreErrors<S extends object> (store: S, isTransient: (err: unknown) => boolean): S {
+  const translate = (err: unknown): unknown =>
+    isTransient(err) ? new StoreUnavailable(undefined, { cause: err }) : err
+  const wrapped = { ...store }
+  for (const [name, method] of Object.entries(store)) {
+    if (typeof method !== 'function') continue
+    Object.assign(wrapped, {
+      [name]: async (...args: unknown[]) => {
+        try { return await method.apply(store, args) } catch (err) { throw translate(err) }
+      }
+    })
   }
-  const wrapped: Record<string, unknown> = { kind: store.kind }
-  for (const [name, value] of Object.entries(store)) {
-    if (typeof value !== 'function') continue
-    if (AT_ONCE.has(name)) {
-      wrapped[name] = (...args: unknown[]) => {
-        try {
-          const result: unknown = value.apply(store, args)
-          return result instanceof Promise ? result.catch((err: unknown) => { throw translate(err) }) : result
-        } catch (err) {
-          throw translate(err)
-        }
-      }
-    } else if (name === 'exportPets') {
-      wrapped[name] = async function * (...args: unknown[]) {
-        try { yield * value.apply(store, args) } catch (err) { throw translate(err) }
-      }
-    } else {
-      wrapped[name] = async (...args: unknown[]) => {
-        try { return await value.apply(store, args) } catch (err) { throw translate(err) }
-      }
-    }
-  }
-  return wrapped as unknown as Store
+  return wrapped
 }

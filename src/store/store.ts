@@ -1,6 +1,7 @@
 /**
- * The storage interface the domain sees. One adapter per database
- * (`sqlite/`, `postgres/`), with the same file names; rows never leave an adapter.
+ * The storage interface the domain sees: async, domain values in and out, and the
+ * store's own errors (store-errors.ts). One adapter per database (`sqlite/`,
+ * `postgres/`) with the same file names; rows never leave an adapter.
  */
 import type { Int64 } from '../schemas/kinds.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
@@ -11,24 +12,21 @@ export interface NewPetRecord {
   status: PetStatus
 }
 
-/** An `Idempotency-Key` as stored: scoped to the API key that sent it. */
-export interface IdempotencyRecord {
-  /** SHA-256 of the API key, hex: the same key on every instance. */
+/** An `Idempotency-Key` to record with a new animal, scoped to the API key that sent it. */
+export interface IdempotencyClaim {
+  /** SHA-256 of the API key, hex: the same on every instance. */
   scope: string
   key: string
-  /** SHA-256 of the canonical JSON of the request body. */
+  /** SHA-256 of the request's JSON value. */
   fingerprint: string
+  /** A record of the key older than this is expired: taken as absent, and replaced. */
+  notBefore: Date
 }
 
-export interface CreateRequest {
-  pet: NewPetRecord
-  idempotency?: IdempotencyRecord
-}
-
-export type CreateOutcome =
+export type CreateResult =
   | { kind: 'created', pet: Pet }
-  | { kind: 'replayed', pet: Pet }
-  | { kind: 'key_reused' }
+  /** A live record of the claimed key exists: nothing was created. */
+  | { kind: 'key_taken', fingerprint: string, pet: Pet }
 
 export interface ListPetsOptions {
   limit: number
@@ -48,37 +46,27 @@ export interface ApiKeyRecord {
 
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
-  /** Applies pending migrations; safe when several instances start at once. */
+  /** Applies pending migrations (migrations.ts); safe when several instances start at once. */
   migrate (): Promise<number[]>
   /** Resolves when the database answers a query. */
   ping (): Promise<void>
-  /**
-   * A number that changes whenever the animals may have changed, by this process or
-   * any other; undefined when the store cannot tell cheaply (then nothing is cached).
-   * Synchronous: it is asked on every list request.
-   */
-  petsVersion (): number | undefined
   close (): Promise<void>
 
+  /** Animals in ascending id order. */
   listPets (options: ListPetsOptions): Promise<Pet[]>
+  findPet (id: Int64): Promise<Pet | undefined>
   /**
-   * One animal as the API's JSON body (the Pet schema's bytes), built by the database.
-   * A store that can answer at once does (SQLite): a get then makes no promise.
+   * Stores a new animal durably: resolved once it is committed. With a claim, the key is
+   * recorded in the same transaction, unless a live record of it exists: then nothing is
+   * stored and that record's fingerprint and animal come back.
+   * @throws NoIdLeft, StoreUnavailable
    */
-  findPetJson (id: Int64): string | undefined | Promise<string | undefined>
-  /**
-   * Creates animals in one transaction and one durable commit (group commit).
-   * An idempotency key seen before (within `idempotencyTtlMs`) replays its animal
-   * instead of creating one, or reports the key reused with another body.
-   */
-  createPets (requests: CreateRequest[], idempotencyTtlMs: number): Promise<CreateOutcome[]>
+  createPet (pet: NewPetRecord, claim?: IdempotencyClaim): Promise<CreateResult>
   /** Inserts animals with their ids as given (import); one transaction. */
   importPets (pets: Pet[]): Promise<void>
   /** Inserts animals with ids the database assigns, so none is reused (seed); one transaction. */
   insertPets (pets: NewPetRecord[]): Promise<void>
-  /** Every animal in id order, a page at a time (export). */
-  exportPets (pageSize: number): AsyncIterable<Pet[]>
-  /** Deletes idempotency keys older than the instant; returns how many. */
+  /** Deletes idempotency keys recorded before the instant; returns how many. */
   sweepIdempotencyKeys (olderThan: Date): Promise<number>
 
   /** Returns undefined when a key has that name already. */

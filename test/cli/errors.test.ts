@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
 import { CliError, describeFailure, isBug } from '../../src/cli/errors.js'
 import { ConfigError } from '../../src/config.js'
-import { storeUnavailable } from '../../src/store/store-errors.js'
+import { StoreUnavailable } from '../../src/store/store-errors.js'
 
 function thrownBy (run: () => unknown): unknown {
   try { run() } catch (err) { return err }
@@ -19,8 +19,7 @@ describe('the one line of a failed command', () => {
   })
 
   it("gives the database's own words when the store found it unavailable", () => {
-    const unavailable = storeUnavailable()
-    unavailable.cause = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })
+    const unavailable = new StoreUnavailable(undefined, { cause: Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }) })
     assert.equal(describeFailure(unavailable), 'the database is unavailable: database is locked')
     assert.equal(isBug(unavailable), false)
   })

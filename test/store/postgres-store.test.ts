@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { isAppError } from '../../src/domain/errors.js'
+import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import { parseConfig } from '../../src/config.js'
 import { ensureAnApiKey } from '../../src/server.js'
@@ -18,7 +18,7 @@ for (const postgres of backends('postgres')) {
     }
 
     it('never moves the id sequence down on import, so a create in flight elsewhere keeps its id', async () => {
-      await fixture.store.createPets([{ pet: newPet }, { pet: newPet }, { pet: newPet }], 1000)
+      for (let i = 0; i < 3; i++) await fixture.store.createPet(newPet)
       const gap = new pg.Client({ connectionString: fixture.database.url })
       const inFlight = new pg.Client({ connectionString: fixture.database.url })
       await Promise.all([gap.connect(), inFlight.connect()])
@@ -28,7 +28,7 @@ for (const postgres of backends('postgres')) {
         const [{ id: held }] = await sql<{ id: string }>(inFlight, "INSERT INTO pets (name, category_id, status) VALUES ('held', 1, 'sold') RETURNING id::text") as [{ id: string }]
         await fixture.store.importPets([{ id: Number(skipped), name: 'imported', categoryId: 1, status: 'sold' }])
         await sql(inFlight, 'COMMIT')
-        const [outcome] = await fixture.store.createPets([{ pet: newPet }], 1000)
+        const outcome = await fixture.store.createPet(newPet)
         assert.equal(outcome?.kind, 'created')
         assert.ok(outcome.kind === 'created' && Number(outcome.pet.id) > Number(held))
       } finally {
@@ -38,7 +38,7 @@ for (const postgres of backends('postgres')) {
 
     it('still moves the sequence up past imported ids', async () => {
       await fixture.store.importPets([{ id: 1_000, name: 'imported', categoryId: 1, status: 'sold' }])
-      const [outcome] = await fixture.store.createPets([{ pet: newPet }], 1000)
+      const outcome = await fixture.store.createPet(newPet)
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
@@ -48,7 +48,7 @@ for (const postgres of backends('postgres')) {
       const readOnly = await openStore(url.href)
       try {
         assert.ok((await readOnly.listPets({ limit: 1 })).length === 1)
-        await assert.rejects(readOnly.createPets([{ pet: newPet }], 1000), (err) => isAppError(err) && err.code === 'unavailable')
+        await assert.rejects(readOnly.createPet(newPet), (err) => err instanceof StoreUnavailable)
       } finally {
         await readOnly.close()
       }
@@ -56,7 +56,7 @@ for (const postgres of backends('postgres')) {
 
     it('leaves a constraint violation as it is (a bug or bad input, not an outage)', async () => {
       await assert.rejects(fixture.store.importPets([{ id: 1, name: 'again', categoryId: 1, status: 'sold' }]),
-        (err) => !isAppError(err) && (err as { code?: string }).code === '23505')
+        (err) => !(err instanceof StoreUnavailable) && (err as { code?: string }).code === '23505')
     })
 
     it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
@@ -67,8 +67,8 @@ for (const postgres of backends('postgres')) {
       try {
         await sql(locker, 'BEGIN')
         await sql(locker, 'LOCK TABLE pets, api_keys IN ACCESS EXCLUSIVE MODE')
-        await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => isAppError(err) && err.code === 'unavailable')
-        await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => isAppError(err) && err.code === 'unavailable')
+        await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => err instanceof StoreUnavailable)
+        await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => err instanceof StoreUnavailable)
         await sql(locker, 'COMMIT')
         await new Promise((resolve) => setTimeout(resolve, 1_000)) // a late commit would land within this
         assert.equal(await count(), 0, 'the insert did not commit once the lock was gone')
@@ -87,7 +87,7 @@ for (const postgres of backends('postgres')) {
       try {
         await sql(locker, 'BEGIN')
         await sql(locker, 'LOCK TABLE api_keys IN EXCLUSIVE MODE')
-        await assert.rejects(ensureAnApiKey(store, parseConfig({ DATABASE_URL: database.url })), (err) => isAppError(err) && err.code === 'unavailable')
+        await assert.rejects(ensureAnApiKey(store, parseConfig({ DATABASE_URL: database.url })), (err) => err instanceof StoreUnavailable)
       } finally {
         await locker.end()
         await store.close()
@@ -98,7 +98,7 @@ for (const postgres of backends('postgres')) {
     it('answers unavailable, not a crash, when the pool is already closed', async () => {
       const closed = await openStore(fixture.database.url)
       await closed.close()
-      await assert.rejects(closed.listPets({ limit: 1 }), (err) => isAppError(err) && err.code === 'unavailable')
+      await assert.rejects(closed.listPets({ limit: 1 }), (err) => err instanceof StoreUnavailable)
     })
   })
 }

@@ -20,7 +20,7 @@ describe('SQLite store', () => {
   })
 
   it('runs in WAL mode with synchronous=FULL, so a commit is on disk before the 201', async () => {
-    const pet = (await store.createPets([{ pet: { name: 'Rex', categoryId: 1, status: 'available' } }], 1000))[0]
+    const pet = await store.createPet({ name: 'Rex', categoryId: 1, status: 'available' })
     assert.equal(pet?.kind, 'created')
     // A second connection sees the committed row: it is in the database file's WAL, not in a cache.
     const reader = new Database(path, { readonly: true })

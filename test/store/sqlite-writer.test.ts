@@ -20,9 +20,9 @@ describe('sqlite: the writer thread', { skip: existsSync('/proc/self/task') ? fa
     try {
       await store.migrate()
       await store.listPets({ limit: 20 })
-      await store.findPetJson(1)
+      await store.findPet(1)
       assert.equal(threads(), before, 'no thread after open, migrate and reads')
-      await store.createPets([{ pet: { name: 'Rex', categoryId: 3, status: 'available' } }], 60_000)
+      await store.createPet({ name: 'Rex', categoryId: 3, status: 'available' })
       assert.ok(threads() > before, 'the writer thread runs once a create came')
     } finally {
       await store.close()
@@ -36,13 +36,13 @@ describe('sqlite: the writer thread', { skip: existsSync('/proc/self/task') ? fa
     const other = new Database(path)
     try {
       await store.migrate()
-      await store.createPets([{ pet: { name: 'first', categoryId: 1, status: 'available' } }], 60_000)
+      await store.createPet({ name: 'first', categoryId: 1, status: 'available' })
       other.exec('BEGIN IMMEDIATE')
-      const created = store.createPets([{ pet: { name: 'waited', categoryId: 1, status: 'available' } }], 60_000)
+      const created = store.createPet({ name: 'waited', categoryId: 1, status: 'available' })
       await sleep(240)
       other.exec('COMMIT')
       const released = performance.now()
-      const [outcome] = await created
+      const outcome = await created
       const late = performance.now() - released
       assert.equal(outcome?.kind, 'created')
       assert.ok(late < 40, `created ${late.toFixed(1)} ms after the lock was free`)

@@ -1,5 +1,6 @@
 import { once } from 'node:events'
 import type { Command } from 'commander'
+import { exportPages } from '../../store/export-pages.js'
 import { addSettingFlags } from '../options.js'
 import { formatPetLine } from '../pet-lines.js'
 import { withStore } from '../with-store.js'
@@ -17,7 +18,7 @@ export function registerExportCommand (program: Command): void {
       if (err.code === 'EPIPE') process.exit(0)
     })
     await withStore(command, async (store) => {
-      for await (const page of store.exportPets(PAGE_SIZE)) {
+      for await (const page of exportPages(store, PAGE_SIZE)) {
         if (!process.stdout.write(`${page.map(formatPetLine).join('\n')}\n`)) await once(process.stdout, 'drain')
       }
     })

@@ -2,18 +2,9 @@
  * Bearer API keys (RFC 6750) on everything under /v1 but the OpenAPI document,
  * unknown routes and methods included.
  */
-import type { FastifyError, FastifyRequest, onRequestHookHandler } from 'fastify'
-import type { ApiKeyVerifier, Caller } from '../../domain/api-keys.js'
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { ApiKeyVerifier } from '../../domain/api-keys.js'
 import { AppError } from '../../domain/errors.js'
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The authenticated caller; set on every request under /v1 that passed auth. */
-    caller: Caller | undefined
-    /** Whether the path needs a key; worked out once, by the first hook that asks. */
-    keyRequired: boolean | undefined
-  }
-}
 
 const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1). The token is what PETSTORE_API_KEYS
@@ -30,11 +21,11 @@ const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g
  * @example if (requiresKey(request)) reply.header('cache-control', 'no-store')
  */
 export function requiresKey (request: FastifyRequest): boolean {
-  if (request.keyRequired === undefined) {
+  if (request.state.keyRequired === undefined) {
     const path = request.routeOptions.url ?? routerPathOf(request.url)
-    request.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
+    request.state.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
   }
-  return request.keyRequired
+  return request.state.keyRequired
 }
 
 /** @example routerPathOf('http://x/%761/pets?limit=1') // '/v1/pets' */
@@ -45,13 +36,13 @@ function routerPathOf (target: string): string {
 
 /**
  * The auth hook: 401 unless the request carries one valid bearer key. Also run for
- * what the router refuses (src/http/error-handler.ts), so a bad URL is a 401 first too.
+ * what the router refuses (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
  * @example app.addHook('onRequest', authenticate(verifier))
  */
-export function authenticate (verifier: ApiKeyVerifier): onRequestHookHandler {
+export function authenticate (verifier: ApiKeyVerifier): onRequestAsyncHookHandler {
   // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
-  return (request, _reply, done) => {
-    if (!requiresKey(request)) return done()
+  return async (request) => {
+    if (!requiresKey(request)) return
     // Two Authorization headers are malformed credentials, even when one of them is right.
     const sent = request.raw.headersDistinct.authorization
     const token = sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
@@ -59,16 +50,10 @@ export function authenticate (verifier: ApiKeyVerifier): onRequestHookHandler {
       throw new AppError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
-    const caller = verifier.verify(token)
-    if (caller instanceof Promise) caller.then((found) => done(admit(request, found)), done)
-    else done(admit(request, caller))
+    request.state.caller = await verifier.verify(token)
+    if (request.state.caller === undefined) {
+      throw new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
+        { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
+    }
   }
-}
-
-/** Sets the caller; a key that matched nothing is the 401 to answer. */
-function admit (request: FastifyRequest, caller: Caller | undefined): FastifyError | undefined {
-  request.caller = caller
-  if (caller !== undefined) return undefined
-  return new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
-    { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' }) as unknown as FastifyError
 }

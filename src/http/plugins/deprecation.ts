@@ -3,7 +3,7 @@
  * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
  * sunset instant on the operation answers 410 Gone.
  */
-import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import { baseUrlOf, docsUrlOf } from '../public-url.js'
 
@@ -37,19 +37,12 @@ export function deprecationHeaderValues (deprecatedAt: Date, sunset: string, bas
  * Run before the request checks and auth, so that their 400, 414, 431 and 401 carry the headers too.
  * @example app.addHook('onRequest', deprecationHeaders({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
  */
-export function deprecationHeaders (options: DeprecationOptions): onRequestHookHandler {
+export function deprecationHeaders (options: DeprecationOptions): onRequestAsyncHookHandler {
   const sunset = options.sunset.toUTCString()
-  // The headers depend only on the route and the base address: the last ones made are kept.
-  let last: { deprecatedAt: Date, base: string, headers: Record<string, string> } | undefined
-  return (request, reply, done) => {
+  return async (request, reply) => {
     const deprecatedAt = request.routeOptions.config.deprecatedAt
-    if (deprecatedAt === undefined) return done()
-    const base = baseUrlOf(request, options.publicBaseUrl)
-    if (last?.deprecatedAt !== deprecatedAt || last.base !== base) {
-      last = { deprecatedAt, base, headers: deprecationHeaderValues(deprecatedAt, sunset, base) }
-    }
-    reply.headers(last.headers)
-    done()
+    if (deprecatedAt === undefined) return
+    reply.headers(deprecationHeaderValues(deprecatedAt, sunset, baseUrlOf(request, options.publicBaseUrl)))
   }
 }
 

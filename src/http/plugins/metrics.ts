@@ -74,7 +74,7 @@ export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
     const status = String(reply.statusCode)
     requests(`${operation} ${status}`, () => metrics.requests.labels(operation, status)).inc()
     latency(operation, () => metrics.latency.labels(operation)).observe(reply.elapsedTime / 1000)
-    const caller = request.caller
+    const caller = request.state.caller
     if (config.deprecatedAt !== undefined && caller !== undefined) {
       deprecatedCalls(`${operation} ${caller.keyName}`, () => metrics.deprecatedCalls.labels(operation, caller.keyName)).inc()
     }

@@ -124,10 +124,10 @@ export function registerRateLimit (app: FastifyInstance, { limit, counter }: Rat
       { 'retry-after': String(reset) }) as unknown as FastifyError
   }
   app.addHook('onRequest', (request, reply, done) => {
-    if (request.caller === undefined) return done()
+    if (request.state.caller === undefined) return done()
     let window: WindowCount | Promise<WindowCount>
     try {
-      window = counter.hit(request.caller.keyHash)
+      window = counter.hit(request.state.caller.keyHash)
     } catch (err) {
       return done(failOpen(request, err))
     }

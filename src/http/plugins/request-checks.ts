@@ -3,9 +3,9 @@
  * 401 of getPet carries a Link built from it), then, after auth (401 comes first),
  * the request target's length, the headers' size, and headers that must come once.
  */
-import type { onRequestHookHandler } from 'fastify'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
-import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../error-handler.js'
+import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../../config.js'
 
 const MAX_HEADER_FIELDS = 500
 
@@ -22,7 +22,7 @@ const HOST = /^(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:
  * Checked before anything builds a URL from Host (the deprecation Link included).
  * @example app.addHook('onRequest', checkHost) // after the request id, before the deprecation headers
  */
-export const checkHost: onRequestHookHandler = (request, _reply, done) => {
+export const checkHost: onRequestAsyncHookHandler = async (request) => {
   const host = request.raw.headersDistinct.host
   if (request.raw.httpVersion === '1.1' && host === undefined) {
     throw new AppError('validation_failed', 'Host: is required in HTTP/1.1')
@@ -31,11 +31,10 @@ export const checkHost: onRequestHookHandler = (request, _reply, done) => {
   if (host?.length === 1 && !HOST.test(host[0]!)) {
     throw new AppError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
   }
-  done()
 }
 
 /** @example app.addHook('onRequest', checkRequest) // after the deprecation headers and auth */
-export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
+export const checkRequest: onRequestAsyncHookHandler = async (request) => {
   // The target as sent: src/http/routable-url.ts may have lengthened it.
   if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {
     throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
@@ -52,5 +51,4 @@ export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
   for (const name of SINGLE_HEADERS) {
     if ((headers[name]?.length ?? 0) > 1) throw new AppError('validation_failed', `${name}: must be sent once`)
   }
-  done()
 }

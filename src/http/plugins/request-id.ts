@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { onRequestHookHandler } from 'fastify'
+import type { onRequestAsyncHookHandler } from 'fastify'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -24,7 +24,6 @@ export function requestIdGenerator (mightBeApiKey: (text: string) => boolean) {
  * Every response carries the id its log lines carry.
  * @example app.addHook('onRequest', stampRequestId)
  */
-export const stampRequestId: onRequestHookHandler = (request, reply, done) => {
+export const stampRequestId: onRequestAsyncHookHandler = async (request, reply) => {
   reply.header('x-request-id', request.id)
-  done()
 }

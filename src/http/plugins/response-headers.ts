@@ -1,4 +1,4 @@
-import type { onRequestHookHandler } from 'fastify'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import { requiresKey } from './auth.js'
 
 /**
@@ -15,10 +15,9 @@ export const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
  * stop sending on connections about to be closed.
  * @example app.addHook('onRequest', responseHeaders(() => draining))
  */
-export function responseHeaders (isDraining: () => boolean): onRequestHookHandler {
-  return (request, reply, done) => {
+export function responseHeaders (isDraining: () => boolean): onRequestAsyncHookHandler {
+  return async (request, reply) => {
     reply.headers(requiresKey(request) ? BEHIND_KEY : PUBLIC)
     if (isDraining()) reply.header('connection', 'close')
-    done()
   }
 }

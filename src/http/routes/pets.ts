@@ -3,12 +3,12 @@
  * catalogue once, and reply.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import type { PetCatalogue, PetPage } from '../../domain/pets.js'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import type { PetCatalogue } from '../../domain/pets.js'
 import { AppError, type ErrorCode } from '../../domain/errors.js'
 import { ErrorBody } from '../../schemas/error.js'
-import type { Int64 } from '../../schemas/kinds.js'
-import { LIMIT_DEFAULT, ListPetsQuery, NewPet, Pet, PetParams, Pets, type PetStatus } from '../../schemas/pets.js'
+import { LIMIT_DEFAULT, ListPetsQuery, NewPet, Pet, PetParams, Pets } from '../../schemas/pets.js'
 import { baseUrlOf } from '../public-url.js'
 
 declare module 'fastify' {
@@ -26,15 +26,6 @@ export interface PetRoutesOptions {
 }
 
 const IDEMPOTENCY_KEY_MAX = 255
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The Idempotency-Key of a createPet request, once held. */
-    idempotencyKey?: string
-    /** Frees the held Idempotency-Key; called when the answer is sent. */
-    releaseIdempotencyKey?: () => void
-  }
-}
 
 /** An error response as documented: its code, when it happens, and an example message. */
 interface ErrorDoc { code: ErrorCode, when: string, example: string }
@@ -102,32 +93,13 @@ function idempotencyKeyOf (header: string | string[] | undefined): string | unde
   return key
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-
-/**
- * Handlers return the body, never the reply: an async handler's returned reply is a
- * thenable, which Fastify waits on with listeners on the response (docs/performance.md
- * has the measurements).
- */
-export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptions): void {
+/** Handlers read the validated input, call the catalogue once, and return the body, serialized by the response schema. */
+export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesOptions): void {
   const { catalogue, publicBaseUrl } = options
-  // What the catalogue serves again from its caches is serialized once, by the route's own serializer.
-  const bodies = new WeakMap<object, string>()
-  const serializeOnce = (reply: FastifyReply, value: object): string => {
-    let body = bodies.get(value)
-    if (body === undefined) {
-      body = reply.serialize(value) as string
-      bodies.set(value, body)
-    }
-    return body
-  }
-  // A cached page's next link, built once per base address.
-  const links = new WeakMap<PetPage, { base: string, link: string }>()
-  app.decorateRequest('idempotencyKey', undefined)
-  app.decorateRequest('releaseIdempotencyKey', undefined)
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
 
   // No HEAD on the API's paths: it is 405 there, like every other method (docs/decisions.md).
-  app.get<{ Querystring: { limit?: Int64, status?: PetStatus, cursor?: string } }>('/v1/pets', {
+  app.get('/v1/pets', {
     exposeHeadRoute: false,
     config: { operation: 'listPets' },
     schema: {
@@ -154,32 +126,24 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
     const limit = Number(request.query.limit ?? LIMIT_DEFAULT)
     const page = await catalogue.listPets({ limit, status, cursor })
     if (page.next !== undefined) {
-      const base = baseUrlOf(request, publicBaseUrl)
-      let next = links.get(page)
-      if (next?.base !== base) {
-        const query = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
-        next = { base, link: `<${base}/pets?${query}>; rel="next"` }
-        links.set(page, next)
-      }
-      reply.header('link', next.link)
+      const query = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: page.next })
+      reply.header('link', `<${baseUrlOf(request, publicBaseUrl)}/pets?${query}>; rel="next"`)
     }
-    reply.type(JSON_TYPE)
-    return serializeOnce(reply, page.pets)
+    return page.pets
   })
 
-  app.post<{ Body: NewPet }>('/v1/pets', {
+  app.post('/v1/pets', {
     config: { operation: 'createPet' },
     // The key is held from the moment the headers arrive until the answer is sent, so a
     // retry while the first request is still uploading its body or committing gets 409.
     onRequest: async (request, reply) => {
-      const idempotencyKey = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
-      if (idempotencyKey === undefined || request.caller === undefined) return
-      const release = catalogue.holdIdempotencyKey(request.caller, idempotencyKey)
-      request.idempotencyKey = idempotencyKey
+      const key = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
+      if (key === undefined || request.state.caller === undefined) return
+      const release = catalogue.holdIdempotencyKey(request.state.caller, key)
+      request.state.idempotency = { key, release }
       reply.raw.once('close', release) // the client went away, or the response is done
-      request.releaseIdempotencyKey = release
     },
-    onSend: async (request) => { request.releaseIdempotencyKey?.() },
+    onSend: async (request) => { request.state.idempotency?.release() },
     schema: {
       operationId: 'createPet',
       summary: 'Add an animal',
@@ -215,14 +179,14 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
       }
     }
   }, async (request, reply) => {
-    const { pet, replayed } = await catalogue.createPet(request.body, request.caller!, request.idempotencyKey)
+    const { pet, replayed } = await catalogue.createPet(request.body, request.state.caller!, request.state.idempotency?.key)
     if (replayed) reply.header('idempotent-replayed', 'true')
     reply.header('location', `${baseUrlOf(request, publicBaseUrl)}/pets/${pet.id}`)
     reply.code(201)
     return pet
   })
 
-  app.get<{ Params: { petId: Int64 } }>('/v1/pets/:petId', {
+  app.get('/v1/pets/:petId', {
     exposeHeadRoute: false,
     config: { operation: 'getPet', deprecatedAt: options.deprecatedAt },
     schema: {
@@ -246,9 +210,5 @@ export function registerPetRoutes (app: FastifyInstance, options: PetRoutesOptio
         ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
       }
     }
-  }, (request, reply) => {
-    // Synchronous: on SQLite the animal is read at once and a get makes no promise.
-    reply.type(JSON_TYPE)
-    return catalogue.getPetJson(request.params.petId)
-  })
+  }, async (request) => await catalogue.getPet(request.params.petId))
 }

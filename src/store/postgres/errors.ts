@@ -1,6 +1,5 @@
 import pg from 'pg'
-import type { Store } from '../store.js'
-import { noIdLeft, translateStoreErrors } from '../store-errors.js'
+import { NoIdLeft } from '../store-errors.js'
 
 // SQLSTATEs a retry can cure (https://www.postgresql.org/docs/current/errcodes-appendix.html):
 // classes 08 connection exception, 53 insufficient resources, 57 operator intervention
@@ -22,14 +21,9 @@ export function isPostgresUnavailable (err: unknown): boolean {
 
 /**
  * The identity sequence of `pets` at its end (2200H sequence_generator_limit_exceeded, once an
- * import took 2^63 − 1) becomes noIdLeft(); any other error stays as it is.
+ * import took 2^63 − 1) becomes NoIdLeft; any other error stays as it is.
  * @example await insert().catch((err: unknown) => { throw orNoIdLeft(err) })
  */
 export function orNoIdLeft (err: unknown): unknown {
-  return err instanceof pg.DatabaseError && err.code === '2200H' ? noIdLeft() : err
-}
-
-/** @example return translatePostgresError(store) */
-export function translatePostgresError (store: Store): Store {
-  return translateStoreErrors(store, isPostgresUnavailable)
+  return err instanceof pg.DatabaseError && err.code === '2200H' ? new NoIdLeft() : err
 }

@@ -1,5 +1,7 @@
+import type { Migration } from '../migrations.js'
+
 /** PostgreSQL schema, one entry per version; applied in order, never edited once released. */
-export const MIGRATIONS: ReadonlyArray<{ version: number, sql: string }> = [
+export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: `

@@ -1,36 +1,31 @@
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a
  * committed transaction is on disk before the call returns. Reads run on this
- * connection; creates are committed by the writer thread on its own. Several
- * processes may open the same file: writers take the lock in turn (busy timeout).
+ * connection; creates are grouped and committed by the writer thread on its own.
+ * Several processes may open the same file: writers take the lock in turn (busy timeout).
  */
 import { randomBytes } from 'node:crypto'
-import { realpathSync } from 'node:fs'
 import type Database from 'better-sqlite3'
 import type { Pet } from '../../schemas/pets.js'
-import type { ApiKeyRecord, ListPetsOptions, NewPetRecord, Store } from '../store.js'
+import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
+import type { CreateResult, ListPetsOptions, NewPetRecord, Store } from '../store.js'
+import { withStoreErrors } from '../store-errors.js'
 import { openConnection, statementCache } from './connection.js'
-import { translateSqliteError } from './errors.js'
+import type { CreateRequest } from './create-pets.js'
+import { isSqliteUnavailable } from './errors.js'
+import { GroupCommit } from './group-commit.js'
 import { MIGRATIONS } from './migrations.js'
 import { petIdAllocator } from './pet-ids.js'
-import { findPetJson, rowToPet, type PetRow } from './rows.js'
-import { WalIndexHeader } from './wal-index-header.js'
+import { findPetRow, PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
-import { storeUnavailable } from '../store-errors.js'
-import { exportPages } from '../export-pages.js'
-import { PET_COLUMNS } from '../pet-fields.js'
 
-interface ApiKeyRow { id: bigint, name: string, key_hash: string, created_at: string, revoked_at: string | null }
-
-function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
-  return { id: Number(row.id), name: row.name, keyHash: row.key_hash, createdAt: row.created_at, revokedAt: row.revoked_at }
-}
-
+// Creates gathered into one commit at most; a batch's transaction stays short.
+const MAX_BATCH = 256
+// Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
 const IMPORT_ROWS = 100
 
 function insertPetsSql (rows: number): string {
-  const row = `(${PET_COLUMNS.split(', ').map(() => '?').join(', ')})`
-  return `INSERT INTO pets (${PET_COLUMNS}) VALUES ${Array(rows).fill(row).join(', ')}`
+  return `INSERT INTO pets (${PET_COLUMNS}) VALUES ${Array(rows).fill('(?, ?, ?, ?)').join(', ')}`
 }
 
 /**
@@ -41,12 +36,8 @@ export function openSqliteStore (path: string): Store {
   const db: Database.Database = openConnection(path)
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
+  const creates = new GroupCommit<CreateRequest, CreateResult>((requests) => writer.createPets(requests), MAX_BATCH)
 
-  // Moves when any connection commits: another process's, the writer thread's or this one's.
-  const walHeader = new WalIndexHeader(realpathSync(path))
-  let generation = 0
-
-  // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
   const importPets = db.transaction((pets: Pet[]) => {
     const manyRows = sql(insertPetsSql(IMPORT_ROWS))
     const values: unknown[] = []
@@ -58,7 +49,7 @@ export function openSqliteStore (path: string): Store {
     }
     for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
   })
-  // Ids as createPets gives them, all taken before the first row goes in.
+  // Ids as createPet gives them, all taken before the first row goes in.
   const insertPets = db.transaction((pets: NewPetRecord[]) => {
     const nextId = petIdAllocator(sql)
     importPets(pets.map((pet) => ({ id: nextId(), ...pet })))
@@ -68,19 +59,15 @@ export function openSqliteStore (path: string): Store {
     kind: 'sqlite',
 
     async migrate () {
-      db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
+      db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`)
       // IMMEDIATE takes the write lock first: two processes migrating at once run one after the other.
       return db.transaction(() => {
-        const rows = db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: bigint }>
-        const done = new Set(rows.map((row) => Number(row.version)))
-        const applied: number[] = []
-        for (const migration of MIGRATIONS) {
-          if (done.has(migration.version)) continue
-          db.exec(migration.sql)
-          db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(migration.version, new Date().toISOString())
-          applied.push(migration.version)
-        }
-        return applied
+        const applied = db.prepare(`SELECT version FROM ${MIGRATIONS_TABLE}`).pluck().all() as bigint[]
+        return pendingMigrations(applied.map(Number), MIGRATIONS).map(({ version, sql: text }) => {
+          db.exec(text)
+          db.prepare(`INSERT INTO ${MIGRATIONS_TABLE} (version, applied_at) VALUES (?, ?)`).run(version, new Date().toISOString())
+          return version
+        })
       }).immediate()
     },
 
@@ -88,17 +75,9 @@ export function openSqliteStore (path: string): Store {
       sql('SELECT 1 FROM pets LIMIT 1').get()
     },
 
-    petsVersion () {
-      // A closed store serves no page from memory: 503, as every read.
-      if (!db.open) throw storeUnavailable()
-      if (walHeader.changed()) generation++
-      return generation
-    },
-
     async close () {
       await writer.close()
       if (db.open) db.close()
-      walHeader.close()
     },
 
     async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
@@ -108,13 +87,13 @@ export function openSqliteStore (path: string): Store {
       return rows.map(rowToPet)
     },
 
-    findPetJson (id) {
-      return findPetJson(sql, id)
+    async findPet (id) {
+      const row = findPetRow(sql, id)
+      return row === undefined ? undefined : rowToPet(row)
     },
 
-    async createPets (requests, idempotencyTtlMs) {
-      const now = Date.now()
-      return await writer.createPets({ requests, now, notBefore: now - idempotencyTtlMs })
+    async createPet (pet, claim) {
+      return await creates.submit({ pet, claim })
     },
 
     async importPets (pets) {
@@ -123,10 +102,6 @@ export function openSqliteStore (path: string): Store {
 
     async insertPets (pets) {
       insertPets.immediate(pets)
-    },
-
-    exportPets (pageSize) {
-      return exportPages((options) => store.listPets(options), pageSize)
     },
 
     async sweepIdempotencyKeys (olderThan) {
@@ -162,5 +137,5 @@ export function openSqliteStore (path: string): Store {
       return (sql('SELECT value FROM secrets WHERE name = ?').get(name) as { value: Buffer }).value
     }
   }
-  return translateSqliteError(store, db)
+  return withStoreErrors(store, (err) => isSqliteUnavailable(err, db))
 }

@@ -22,12 +22,12 @@ port.on('message', (message: WriterMessage) => {
   }
   let answer: WriterAnswer
   try {
-    answer = { id: message.id, outcomes: retryWhileBusy(() => createPets(message.batch), 1) }
+    answer = { id: message.id, results: retryWhileBusy(() => createPets(message.requests), 1) }
   } catch (err) {
-    // SqliteError's code (SQLITE_BUSY, …) crosses the thread boundary; the request thread classifies it.
-    // An AppError (no id left) crosses as its code and headers, and is thrown as such again.
-    const { message: text, code, headers } = err as { message: string, code?: unknown, headers?: Record<string, string> }
-    answer = { id: message.id, error: { message: text, code, headers } }
+    // The class name (NoIdLeft) and SqliteError's code (SQLITE_BUSY, …) cross the thread
+    // boundary; the request thread rebuilds the error and classifies it.
+    const { name, message: text, code } = err as { name: string, message: string, code?: unknown }
+    answer = { id: message.id, error: { name, message: text, code } }
   }
   port.postMessage(answer)
 })

@@ -6,15 +6,14 @@ import { extname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
-import { AppError, ERROR_STATUS, type ErrorCode } from '../../domain/errors.js'
-import type { CreateOutcome } from '../store.js'
-import { storeUnavailable } from '../store-errors.js'
-import type { CreateBatch } from './create-pets.js'
+import type { CreateResult } from '../store.js'
+import { NoIdLeft, StoreUnavailable } from '../store-errors.js'
+import type { CreateRequest } from './create-pets.js'
 
-export type WriterMessage = { type: 'create', id: number, batch: CreateBatch } | { type: 'close' }
-/** An error as it crosses the thread boundary: a driver's code, or an AppError's code and headers. */
-export interface WriterError { message: string, code: unknown, headers?: Record<string, string> }
-export type WriterAnswer = { id: number, outcomes: CreateOutcome[] } | { id: number, error: WriterError }
+export type WriterMessage = { type: 'create', id: number, requests: CreateRequest[] } | { type: 'close' }
+/** An error as it crosses the thread boundary: its class name and a driver's code. */
+export interface WriterError { name: string, message: string, code: unknown }
+export type WriterAnswer = { id: number, results: CreateResult[] } | { id: number, error: WriterError }
 
 const FROM_TYPESCRIPT = extname(fileURLToPath(import.meta.url)) === '.ts'
 
@@ -30,16 +29,16 @@ function startThread (path: string): Worker {
   return new Worker(bootstrap, { eval: true, workerData: { path } })
 }
 
-/** The error the writer thread reported, as the driver (or the transaction, an AppError) threw it. */
-function rebuildError ({ message, code, headers }: WriterError): Error {
-  if (typeof code === 'string' && Object.hasOwn(ERROR_STATUS, code)) return new AppError(code as ErrorCode, message, headers)
+/** The error the writer thread reported, as the driver (or the id allocator) threw it. */
+function rebuildError ({ name, message, code }: WriterError): Error {
+  if (name === 'NoIdLeft') return new NoIdLeft(message)
   return typeof code === 'string' && code.startsWith('SQLITE_') ? new Database.SqliteError(message, code) : new Error(message)
 }
 
 export class SqliteWriter {
   readonly #path: string
   #worker: Worker | undefined
-  readonly #pending = new Map<number, { resolve: (outcomes: CreateOutcome[]) => void, reject: (err: unknown) => void }>()
+  readonly #pending = new Map<number, { resolve: (results: CreateResult[]) => void, reject: (err: unknown) => void }>()
   #nextId = 0
   #closed = false
 
@@ -53,15 +52,15 @@ export class SqliteWriter {
   }
 
   /** Commits a batch in the writer thread; refused once the store is closed. */
-  createPets (batch: CreateBatch): Promise<CreateOutcome[]> {
-    if (this.#closed) return Promise.reject(storeUnavailable())
+  async createPets (requests: CreateRequest[]): Promise<CreateResult[]> {
+    if (this.#closed) throw new StoreUnavailable('the database is closed')
     const id = this.#nextId++
     const worker = this.#thread()
     // Only a batch in flight keeps the process alive: an idle writer never holds it open.
     if (this.#pending.size === 0) worker.ref()
-    return new Promise((resolve, reject) => {
+    return await new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject })
-      worker.postMessage({ type: 'create', id, batch } satisfies WriterMessage)
+      worker.postMessage({ type: 'create', id, requests } satisfies WriterMessage)
     })
   }
 
@@ -85,12 +84,12 @@ export class SqliteWriter {
       this.#pending.delete(answer.id)
       if (this.#pending.size === 0) worker.unref()
       if ('error' in answer) pending?.reject(rebuildError(answer.error))
-      else pending?.resolve(answer.outcomes)
+      else pending?.resolve(answer.results)
     })
     // Should the thread ever die, no request waits for it: those in flight fail, the next call starts a new one.
     const fail = (): void => {
       this.#worker = undefined
-      for (const { reject } of this.#pending.values()) reject(storeUnavailable())
+      for (const { reject } of this.#pending.values()) reject(new StoreUnavailable('the writer thread stopped'))
       this.#pending.clear()
     }
     worker.on('error', fail)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import { GroupCommit } from '../../src/domain/group-commit.js'
+import { GroupCommit } from '../../src/store/sqlite/group-commit.js'
 
 /** A commit that records each batch it is given and doubles every item. */
 function recordingCommit (fail: (batch: number[]) => boolean = () => false) {

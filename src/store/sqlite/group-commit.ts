@@ -1,8 +1,9 @@
 /**
- * Group commit: items submitted while a commit is being prepared or is running
+ * Group commit: creates submitted while a commit is being prepared or is running
  * are gathered and committed together, one transaction and one fsync for many
- * requests. Each caller's promise settles only when its own batch has committed
- * (or failed: then every request of that batch, and only those, get the error).
+ * requests (SQLite has one writer, and each commit waits for its fsync). Each
+ * caller's promise settles only when its own batch has committed (or failed: then
+ * every request of that batch, and only those, get the error).
  */
 export class GroupCommit<I, O> {
   readonly #commit: (items: I[]) => Promise<O[]>
@@ -12,7 +13,7 @@ export class GroupCommit<I, O> {
 
   /**
    * @param commit commits a batch; returns one outcome per item, in order
-   * @example const creates = new GroupCommit((items) => store.createPets(items, ttl), 256)
+   * @example const creates = new GroupCommit((requests) => writer.createPets(requests), 256)
    */
   constructor (commit: (items: I[]) => Promise<O[]>, maxBatch: number) {
     this.#commit = commit

@@ -1,0 +1,24 @@
+/** Rows of the PostgreSQL tables as pg returns them (BIGINT as a decimal string), and their mappers. */
+import { parseInt64 } from '../../schemas/kinds.js'
+import type { Pet, PetStatus } from '../../schemas/pets.js'
+import type { ApiKeyRecord } from '../store.js'
+
+export interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
+export interface ApiKeyRow { id: string, name: string, key_hash: string, created_at: Date, revoked_at: Date | null }
+
+export const PET_COLUMNS = 'id, name, category_id, status'
+
+/** @example rowToPet({ id: '1', name: 'Rex', category_id: '3', status: 'sold' }) // { id: 1, …, categoryId: 3 } */
+export function rowToPet (row: PetRow): Pet {
+  return { id: parseInt64(row.id), name: row.name, categoryId: parseInt64(row.category_id), status: row.status }
+}
+
+export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: Number(row.id),
+    name: row.name,
+    keyHash: row.key_hash,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString()
+  }
+}
