@@ -7,33 +7,16 @@ import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { buildApp, type App } from './app.js'
 import { answerClusterScrapes } from './cluster-metrics.js'
-import { ConfigError, type Config, type Settings } from './config.js'
+import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
 import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
 import { createLogger } from './logger.js'
+import { openMigratedStore } from './open-database.js'
 import { openStore } from './store/open-store.js'
-import { driverReason } from './store/store-errors.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000
-
-/**
- * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
- * as the operator gave it (`--database-url` or DATABASE_URL).
- * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
- */
-export async function openMigratedStore (config: Settings<'databaseUrl'>): Promise<Store> {
-  let store: Store | undefined
-  try {
-    store = await openStore(config.databaseUrl)
-    await store.migrate()
-    return store
-  } catch (err) {
-    await store?.close().catch(() => {})
-    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${driverReason(err as Error)})`)
-  }
-}
 
 /**
  * On a first start with no key anywhere, issues one and prints it once to stderr.
