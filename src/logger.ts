@@ -1,15 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify'
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream, type Logger } from 'pino'
-import { TurnWriter } from './log-destination.js'
 
 /**
- * JSON lines on stdout. Credentials are never logged; the redaction is a second
- * guard should a header object ever reach a log call.
- * The lines of one turn of the event loop are written together after it
- * (src/log-destination.ts).
+ * JSON lines on stdout through pino's own destination. Credentials are never logged; the
+ * redaction is a second guard should a header object ever reach a log call.
+ * Not synchronous: each write(2) carries the lines logged while the one before it was in
+ * flight (about 6 µs of CPU a line against 9 to 12 µs, one write per line, docs/decisions.md);
+ * pino writes what is pending when the process exits.
  * @example const logger = createLogger('info')
  */
-export function createLogger (level: string, destination: DestinationStream = new TurnWriter(1)): Logger {
+export function createLogger (level: string, destination: DestinationStream = pino.destination({ dest: 1, sync: false })): Logger {
   return pino({
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'headers.cookie'], censor: '[redacted]' }
