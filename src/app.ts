@@ -27,7 +27,6 @@ import { registerResponseBatching } from './http/plugins/response-batching.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
-import { DeferredChildLogger } from './logger.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
 
@@ -59,7 +58,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
-    childLoggerFactory: (parent, bindings, options) => new DeferredChildLogger(parent, bindings, options),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     rewriteUrl: routableUrl,
     requestIdHeader: false,
