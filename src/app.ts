@@ -28,7 +28,6 @@ import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
-import { DeferredChildLogger } from './logger.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import type { Store } from './store/store.js'
 
@@ -60,7 +59,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
-    childLoggerFactory: (parent, bindings, options) => new DeferredChildLogger(parent, bindings, options),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
     rewriteUrl: routableUrl,
     requestIdHeader: false,

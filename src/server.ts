@@ -5,35 +5,20 @@
  */
 import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
+import closeWithGrace from 'close-with-grace'
+import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type App } from './app.js'
 import { answerClusterScrapes } from './cluster-metrics.js'
-import { ConfigError, type Config, type Settings } from './config.js'
+import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
 import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
 import { createLogger } from './logger.js'
+import { openMigratedStore } from './open-database.js'
 import { openStore } from './store/open-store.js'
-import { driverReason } from './store/store-errors.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000
-
-/**
- * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
- * as the operator gave it (`--database-url` or DATABASE_URL).
- * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
- */
-export async function openMigratedStore (config: Settings<'databaseUrl'>): Promise<Store> {
-  let store: Store | undefined
-  try {
-    store = await openStore(config.databaseUrl)
-    await store.migrate()
-    return store
-  } catch (err) {
-    await store?.close().catch(() => {})
-    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${driverReason(err as Error)})`)
-  }
-}
 
 /**
  * On a first start with no key anywhere, issues one and prints it once to stderr.
@@ -115,18 +100,28 @@ export async function startServer (config: Config, options: { migrate: boolean }
   return { app, store, url, close }
 }
 
+// Every event close-with-grace would listen to: SIGTERM and SIGINT come through closeOnSignals
+// instead, which ignores repeats; the others keep Node's defaults.
+const NOT_FOR_CLOSE_WITH_GRACE: closeWithGrace.AllEvents[] = [
+  'SIGHUP', 'SIGINT', 'SIGQUIT', 'SIGILL', 'SIGTRAP', 'SIGABRT', 'SIGBUS', 'SIGFPE', 'SIGSEGV', 'SIGUSR2', 'SIGTERM',
+  'uncaughtException', 'unhandledRejection', 'beforeExit'
+]
+
 /**
- * The first SIGTERM or SIGINT drains; those after it are ignored, not Node's default exit:
+ * The first SIGTERM or SIGINT drains through close-with-grace: exit 0 once closed, 1 on a failure
+ * or past the time limit. Those after it are ignored, where close-with-grace would exit 1:
  * a supervisor may signal twice (systemd's control group, `tini -g`: a worker gets the
  * group's signal and the primary's), and the drain has its own time limit.
  */
-function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: number): void {
+function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: number, logger: FastifyBaseLogger): void {
+  const graceful = closeWithGrace({ delay: delayMs + SHUTDOWN_TIMEOUT_MS, logger, skip: NOT_FOR_CLOSE_WITH_GRACE }, async () => {
+    await close(delayMs)
+  })
   let draining = false
   const onSignal = (): void => {
     if (draining) return
     draining = true
-    setTimeout(() => process.exit(1), delayMs + SHUTDOWN_TIMEOUT_MS).unref()
-    close(delayMs).then(() => process.exit(0), () => process.exit(1))
+    graceful.close()
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
@@ -150,7 +145,7 @@ async function serveAsWorker (config: Config): Promise<void> {
     process.send?.(failed, () => process.exit(1))
     return
   }
-  closeOnSignals(server.close, config.shutdownDelay * 1000)
+  closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
 }
 
 /**
@@ -208,6 +203,7 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
 
   answerClusterScrapes()
   for (let i = 0; i < count; i++) fork()
+  // Its own stop, not close-with-grace: a worker's failure starts it too, and its exit code is its workers'.
   // Every signal after the first is ignored by stop(), as by closeOnSignals.
   process.on('SIGTERM', stop)
   process.on('SIGINT', stop)
@@ -218,7 +214,7 @@ export async function serve (config: Config): Promise<void> {
   if (cluster.isWorker) return await serveAsWorker(config)
   if (config.workers <= 1) {
     const server = await startServer(config, { migrate: true })
-    closeOnSignals(server.close, config.shutdownDelay * 1000)
+    closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
     return
   }
   // The primary migrates once and issues the first key; workers only serve.

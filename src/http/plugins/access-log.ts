@@ -1,15 +1,10 @@
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { REQUEST_ID_LOG_LABEL } from './request-id.js'
 
 /**
- * One log line per request. The route pattern stands in for the URL, so nothing a
- * client put in the path or the query (a misplaced key) reaches the log.
- *
- * The duration is logged in whole microseconds. Under load, a fresh fraction on every
- * line (milliseconds to 0.01) grew V8's old generation by about 12 bytes a request until
- * its next full collection, and whole numbers did not: about 10 MiB more peak memory
- * over 12 s of gets (docs/decisions.md).
+ * One log line per request, through `request.log`, which carries its `requestId`. The route
+ * pattern stands in for the URL, so nothing a client put in the path or the query (a misplaced
+ * key) reaches the log.
  */
 export function registerAccessLog (app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
@@ -40,13 +35,11 @@ export function logClientGone (request: FastifyRequest, reply: FastifyReply): vo
 }
 
 function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
-  // The root logger, with the id: request.log would be made a pino child for this line alone (src/logger.ts).
-  // A literal key, checked against the label: a computed one makes V8 add every field one by one.
-  request.server.log.info({
-    requestId: request.id,
+  request.log.info({
     method: request.method,
     route: request.routeOptions.url ?? '(no route)',
     status,
+    // Whole microseconds: a fraction on every line cost about 10 MiB of peak memory under load (docs/decisions.md).
     micros: Math.round(reply.elapsedTime * 1000)
-  } satisfies { [REQUEST_ID_LOG_LABEL]: string, [field: string]: unknown }, 'request')
+  }, 'request')
 }

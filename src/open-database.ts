@@ -1,0 +1,22 @@
+import { ConfigError, type Settings } from './config.js'
+import { openStore } from './store/open-store.js'
+import { driverReason } from './store/store-errors.js'
+import type { Store } from './store/store.js'
+
+/**
+ * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
+ * as the operator gave it (`--database-url` or DATABASE_URL). What `serve` and every CLI
+ * command that touches the database start with.
+ * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
+ */
+export async function openMigratedStore (config: Settings<'databaseUrl'>): Promise<Store> {
+  let store: Store | undefined
+  try {
+    store = await openStore(config.databaseUrl)
+    await store.migrate()
+    return store
+  } catch (err) {
+    await store?.close().catch(() => {})
+    throw new ConfigError(`${config.names.databaseUrl}: cannot open the database (${driverReason(err as Error)})`)
+  }
+}
