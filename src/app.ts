@@ -22,7 +22,7 @@ import { authenticate } from './http/plugins/auth.js'
 import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
-import { connectRedisCounter, memoryCounter, registerRateLimit } from './http/plugins/rate-limit.js'
+import { registerRateLimit } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
 import { compileValidator } from './http/validation.js'
@@ -112,10 +112,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   for (const hook of beforeRoute) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
-    registerRateLimit(app, {
-      limit: config.rateLimit,
-      counter: config.redisUrl === undefined ? memoryCounter() : await connectRedisCounter(config.redisUrl, config.redisKeyPrefix, logger)
-    })
+    await registerRateLimit(app, { limit: config.rateLimit, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix })
   }
   registerSunset(app, deprecation)
   registerMetrics(app, metrics)

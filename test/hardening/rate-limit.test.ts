@@ -8,6 +8,11 @@ import { TEST_KEY, backends, createTestDatabase, errorBody, get, startTestServer
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const KEYS = `${TEST_KEY},${OTHER_KEY}`
 
+/** The headers of earlier RateLimit drafts, which must not be sent beside the current ones. */
+function olderDraftHeaders (response: Response): string[] {
+  return [...response.headers.keys()].filter((name) => /^(x-)?ratelimit-(limit|remaining|reset)$/.test(name))
+}
+
 for (const backend of backends()) {
   describe(`${backend.name}: rate limit per API key (RATE_LIMIT=5)`, { skip: backend.skip }, () => {
     let server: TestServer
@@ -20,6 +25,7 @@ for (const backend of backends()) {
         assert.equal(response.status, 200)
         assert.equal(response.headers.get('ratelimit-policy'), '"default";q=5;w=60')
         assert.match(response.headers.get('ratelimit') ?? '', new RegExp(`^"default";r=${remaining};t=([1-9]|[1-5][0-9]|60)$`))
+        assert.deepEqual(olderDraftHeaders(response), [])
       }
     })
 
@@ -29,6 +35,7 @@ for (const backend of backends()) {
       const retryAfter = Number(response.headers.get('retry-after'))
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`)
       assert.match(response.headers.get('ratelimit') ?? '', /^"default";r=0;t=\d+$/)
+      assert.deepEqual(olderDraftHeaders(response), [])
       assert.equal((await errorBody(response)).code, 'rate_limited')
       assert.equal((await get(server, '/pets/1')).status, 429, 'every operation counts')
     })
