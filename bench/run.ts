@@ -4,7 +4,6 @@
  * markdown report (also written to bench/results/). Progress goes to stderr.
  * Exit code 0 whatever the figures; 1 when something broke; 2 for a bad flag.
  */
-import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +11,7 @@ import { fileURLToPath } from 'node:url'
 import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, warmPageCache, writeJsonServerDb } from './fixtures.js'
 import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
+import { runNpm, stopNpm } from './npm.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
@@ -41,15 +41,6 @@ const began = performance.now()
 
 function progress (message: string): void {
   process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s: ${message}\n`)
-}
-
-async function npmRunBuild (): Promise<void> {
-  const child = spawn('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', resolve)
-  })
-  if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
 }
 
 /**
@@ -247,7 +238,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   // The smoke run checks the harness: it takes dist/ as it is when there is one.
   if (!options.smoke || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
     progress('npm run build')
-    await npmRunBuild()
+    await runNpm(ROOT, ['run', '--silent', 'build'])
   }
   progress(`filling ${options.animals} animals with petstore import`)
   const seededDb = join(work, 'seeded.db')
@@ -306,8 +297,8 @@ async function main (): Promise<void> {
     return
   }
   const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-  // Ctrl-C stops the servers too, not only the bench, even one still starting.
-  process.once('SIGINT', () => { stopEveryProcess().finally(() => process.exit(130)) })
+  // Ctrl-C stops the servers and the build too, not only the bench, even a server still starting.
+  process.once('SIGINT', () => { Promise.all([stopEveryProcess(), stopNpm()]).finally(() => process.exit(130)) })
   let code = 1
   try {
     code = await bench(options, work)
