@@ -22,6 +22,8 @@ export interface BenchOptions {
   deployments: boolean
   /** The PostgreSQL server of --deployments (--postgres, else TEST_DATABASE_URL); undefined skips its shapes. */
   postgres: string | undefined
+  /** Another build of the service to measure beside this one (--baseline), a commit-ish; kept in a smoke run. */
+  baseline: string | undefined
   smoke: boolean
   load: 'wrk' | 'autocannon' | undefined
   help: boolean
@@ -44,6 +46,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --costs             adds what each feature costs: the ceiling's get and create with the service's features added one at a time
   --deployments       adds the deployment shapes: one process, WORKERS=2, one and two instances on PostgreSQL
   --postgres URL      the PostgreSQL server of --deployments (default TEST_DATABASE_URL; neither: those shapes are skipped)
+  --baseline COMMIT   adds that commit's build of the service as a target, beside this one (its ratios in the report)
   --load TOOL         wrk or autocannon (default wrk when /usr/bin/wrk exists)
   --smoke             1 s runs, 0.5 s warm-up, 1 run, 200 animals, no json-server; report to a temporary directory
   --help              this text
@@ -90,6 +93,7 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
         costs: { type: 'boolean', default: false },
         deployments: { type: 'boolean', default: false },
         postgres: { type: 'string' },
+        baseline: { type: 'string' },
         load: { type: 'string' },
         smoke: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false }
@@ -122,6 +126,7 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
     deployments: values.deployments && !smoke,
     // An empty variable counts as unset, as an unset one would in a shell test.
     postgres: values.postgres ?? (env.TEST_DATABASE_URL === '' ? undefined : env.TEST_DATABASE_URL),
+    baseline: values.baseline,
     smoke,
     load: values.load as BenchOptions['load'],
     help: values.help

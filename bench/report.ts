@@ -1,7 +1,8 @@
 /**
  * The report, in markdown: the machine, the command, a table per workload with
- * every figure also as a ratio to the ceiling measured in the same run, and the
- * issue's targets marked met or not met. It states figures; it never fails on them.
+ * every figure also as a ratio to the ceiling measured in the same run (and to the
+ * baseline build, when one was measured), and the issue's targets marked met or
+ * not met. It states figures; it never fails on them.
  */
 import type { LoadTool } from './load.js'
 import type { MachineFacts } from './machine.js'
@@ -18,6 +19,16 @@ export interface ScaleSize {
   databaseBytes: number
 }
 
+/** The other build measured beside the service (--baseline). */
+export interface BaselineFacts {
+  /** Its name in the tables: `baseline (2f7e686)`. */
+  target: string
+  commit: string
+  subject: string
+  /** The node arguments of its own `npm start`. */
+  serviceArguments: string[]
+}
+
 export interface ReportInput {
   facts: MachineFacts
   command: string
@@ -29,6 +40,7 @@ export interface ReportInput {
   scaleSizes: ScaleSize[]
   /** The node arguments the service was started with (those of `npm start`). */
   serviceArguments: string[]
+  baseline: BaselineFacts | undefined
   elapsedSeconds: number
   /** What broke: the reasons the bench exits non-zero. */
   problems: string[]
@@ -90,11 +102,15 @@ function settings (input: ReportInput): string {
     : 'nothing pinned (`taskset` missing or a single core): server and load share the cores'
   return [
     `- Load: ${tool.name} ${tool.version}, ${options.connections} connections over loopback, ${pinning}.`,
-    `- Each target runs each workload ${options.runs} time(s), interleaved (service, ceiling${options.jsonServer ? ', json-server' : ''}, again…), ` +
+    `- Each target runs each workload ${options.runs} time(s), interleaved (service, ${input.baseline === undefined ? '' : 'baseline, '}ceiling${options.jsonServer ? ', json-server' : ''}, again…), ` +
       `each run a fresh process on a fresh copy of its data: ${options.warmup} s warm-up, then ${options.duration} s measured.`,
     `- Figures are medians over the runs; non-2xx is the sum over the runs. ${options.animals.toLocaleString('en-US')} animals.`,
     `- The service as \`npm start\` runs it (\`node ${input.serviceArguments.join(' ')}\`), SQLite file (WAL, synchronous=FULL: every create is durable), ` +
       'logs at `info` to a file, metrics and every plugin on, `RATE_LIMIT=0`.',
+    ...(input.baseline === undefined
+      ? []
+      : [`- The ${input.baseline.target}: commit ${input.baseline.commit.slice(0, 12)} (${input.baseline.subject}) in a git worktree of its own, ` +
+          `built, filled by its own \`petstore import\` and started as the service is (\`node ${input.baseline.serviceArguments.join(' ')}\`, same settings, same core).`]),
     '- The ceiling: bench/ceiling.ts, bare `node:http` with node\'s default flags, the same animals in memory, the least real work for the same answers.',
     ...(options.jsonServer ? ['- json-server 0.17.4 with its own CLI (`--quiet`) on a db.json of the same animals; it writes the file on every create.'] : [])
   ].join('\n')
@@ -104,16 +120,23 @@ function workloadSection (input: ReportInput, workload: Workload): string {
   const get = (target: string): Summary | undefined => findSummary(input.summaries, 'main', target, workload)
   const ceiling = get('ceiling')
   const peer = get('json-server')
-  const rows = ['service', 'ceiling', 'json-server'].flatMap((target) => {
+  const baselineTarget = input.baseline?.target
+  const baseline = baselineTarget === undefined ? undefined : get(baselineTarget)
+  const targets = baselineTarget === undefined ? ['service', 'ceiling', 'json-server'] : ['service', baselineTarget, 'ceiling', 'json-server']
+  const rows = targets.flatMap((target) => {
     const summary = get(target)
     if (summary === undefined) return []
     return [[
       target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), us(summary.cpuUsPerRequest), failures(summary),
       ratio(summary.reqPerSec, ceiling?.reqPerSec), ratio(summary.p99Ms, ceiling?.p99Ms), ratio(summary.peakRssBytes, ceiling?.peakRssBytes),
-      ratio(summary.cpuUsPerRequest, ceiling?.cpuUsPerRequest), ratio(summary.reqPerSec, peer?.reqPerSec)
+      ratio(summary.cpuUsPerRequest, ceiling?.cpuUsPerRequest), ratio(summary.reqPerSec, peer?.reqPerSec),
+      ...(baselineTarget === undefined ? [] : [ratio(summary.reqPerSec, baseline?.reqPerSec), ratio(summary.p99Ms, baseline?.p99Ms), ratio(summary.peakRssBytes, baseline?.peakRssBytes)])
     ]]
   })
-  const header = ['target', 'req/s', 'p50', 'p99', 'peak RSS', 'CPU/req', 'non-2xx', 'req/s ÷ ceiling', 'p99 ÷ ceiling', 'RSS ÷ ceiling', 'CPU/req ÷ ceiling', '÷ json-server']
+  const header = [
+    'target', 'req/s', 'p50', 'p99', 'peak RSS', 'CPU/req', 'non-2xx', 'req/s ÷ ceiling', 'p99 ÷ ceiling', 'RSS ÷ ceiling', 'CPU/req ÷ ceiling', '÷ json-server',
+    ...(baselineTarget === undefined ? [] : ['req/s ÷ baseline', 'p99 ÷ baseline', 'RSS ÷ baseline'])
+  ]
   const peerLine = input.options.jsonServer ? `\n\njson-server: ${JSON_SERVER_REQUESTS[workload]}.` : ''
   return `### ${workload}: ${WORKLOAD_REQUESTS[workload]}${peerLine}\n\n${table(header, rows)}`
 }
@@ -321,7 +344,8 @@ export function renderReport (input: ReportInput): string {
     '## Ratios to the ceiling',
     '',
     'Throughput ÷ the ceiling says how much of what Node can do here the service keeps; p99 and RSS ÷ the ceiling, what it costs. ' +
-      'Only ratios compare across runs: the machine is shared and its absolute figures move.',
+      'Only ratios compare across runs: the machine is shared and its absolute figures move.' +
+      (input.baseline === undefined ? '' : ' The ÷ baseline columns set each row against the baseline build measured in the same runs: the service\'s row says what the change since it did.'),
     '',
     input.options.workloads.map((workload) => workloadSection(input, workload)).join('\n\n'),
     '',

@@ -1,17 +1,19 @@
 /**
  * `npm run bench`: builds the service, fills the data, then runs every workload
- * against the service, the ceiling and json-server, interleaved, and prints the
- * markdown report (also written to bench/results/). Progress goes to stderr.
- * Exit code 0 whatever the figures; 1 when something broke; 2 for a bad flag.
+ * against the service, the baseline build if asked, the ceiling and json-server,
+ * interleaved, and prints the markdown report (also written to bench/results/).
+ * Progress goes to stderr. Exit code 0 whatever the figures; 1 when something
+ * broke; 2 for a bad flag.
  */
-import { spawn } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { buildBaseline, isCommit, removeBaselines, type Baseline } from './baseline.js'
 import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, warmPageCache, writeJsonServerDb } from './fixtures.js'
 import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
 import { machineFacts } from './machine.js'
+import { runNpm, stopNpm } from './npm.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
@@ -43,13 +45,9 @@ function progress (message: string): void {
   process.stderr.write(`bench ${((performance.now() - began) / 1000).toFixed(0).padStart(4)} s: ${message}\n`)
 }
 
-async function npmRunBuild (): Promise<void> {
-  const child = spawn('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', resolve)
-  })
-  if (code !== 0) throw new Error(`npm run build failed (exit ${code})`)
+/** The baseline build with the data its own CLI filled. */
+interface BaselineTarget extends Baseline {
+  seededDb: string
 }
 
 /**
@@ -81,14 +79,14 @@ async function measure (context: Context, run: { group: string, target: string, 
     const cpuUsPerRequest = result.requests > 0 ? (cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
     const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
     context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes, cpuUsPerRequest })
-    progress(`  ${run.target.padEnd(12)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
+    progress(`  ${run.target.padEnd(18)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
   } finally {
     await Promise.all(targets.map(async (target) => await target.stop()))
   }
 }
 
-/** The main comparison: every workload, every run, the three targets in turn. */
-async function compareTargets (context: Context, seededDb: string, jsonSeed: string | undefined, ceilingScript: string): Promise<void> {
+/** The main comparison: every workload, every run, the targets in turn. */
+async function compareTargets (context: Context, seededDb: string, baseline: BaselineTarget | undefined, jsonSeed: string | undefined, ceilingScript: string): Promise<void> {
   const { options, work, serverCpus, loadCpus } = context
   const runDb = join(work, 'run.db')
   for (const workload of options.workloads) {
@@ -98,6 +96,11 @@ async function compareTargets (context: Context, seededDb: string, jsonSeed: str
       copyDatabase(seededDb, runDb)
       await measure(context, { group: 'main', target: 'service', workload, spec: api, loadCpus }, async () =>
         await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+      if (baseline !== undefined) {
+        copyDatabase(baseline.seededDb, runDb)
+        await measure(context, { group: 'main', target: baseline.target, workload, spec: api, loadCpus }, async () =>
+          await startService({ root: baseline.root, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'baseline.log'), workers: 1, cpus: serverCpus }))
+      }
       await measure(context, { group: 'main', target: 'ceiling', workload, spec: api, loadCpus }, async () =>
         await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
       if (jsonSeed === undefined) continue
@@ -221,7 +224,7 @@ async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: st
   }
 }
 
-/** What broke in the measurements: failed requests on the service or the ceiling. */
+/** What broke in the measurements: failed requests on the service, the baseline or the ceiling. */
 function problemsOf (measurements: Measurement[]): string[] {
   const problems: string[] = []
   for (const summary of summarize(measurements)) {
@@ -247,11 +250,19 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   // The smoke run checks the harness: it takes dist/ as it is when there is one.
   if (!options.smoke || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
     progress('npm run build')
-    await npmRunBuild()
+    await runNpm(ROOT, ['run', '--silent', 'build'])
   }
   progress(`filling ${options.animals} animals with petstore import`)
   const seededDb = join(work, 'seeded.db')
   await importAnimals(ROOT, `sqlite:${seededDb}`, options.animals, work)
+  let baseline: BaselineTarget | undefined
+  if (options.baseline !== undefined) {
+    const built = await buildBaseline(ROOT, options.baseline, progress)
+    progress(`baseline: filling ${options.animals} animals with its petstore import`)
+    // Its own CLI fills its own file: the old build may keep another schema.
+    baseline = { ...built, seededDb: join(work, 'baseline-seeded.db') }
+    await importAnimals(built.root, `sqlite:${baseline.seededDb}`, options.animals, work)
+  }
   const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
   let jsonSeed: string | undefined
   if (options.jsonServer) {
@@ -262,7 +273,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   // Fill the scale databases first: a missing seed command fails before the long part.
   const scaleSizes = options.scale ? await fillScaleDatabases(context) : []
 
-  await compareTargets(context, seededDb, jsonSeed, ceilingScript)
+  await compareTargets(context, seededDb, baseline, jsonSeed, ceilingScript)
   if (options.costs) await compareFeatureCosts(context, seededDb, ceilingScript)
   if (options.workers) await compareWorkers(context, seededDb)
   if (options.deployments) await compareDeployments(context, seededDb)
@@ -279,6 +290,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
     summaries: summarize(context.measurements),
     scaleSizes: scaleSizes.map(({ animals, loadedBy, loadSeconds, databaseBytes }) => ({ animals, loadedBy, loadSeconds, databaseBytes })),
     serviceArguments: startArguments(ROOT),
+    baseline: baseline === undefined ? undefined : { target: baseline.target, commit: baseline.commit, subject: baseline.subject, serviceArguments: startArguments(baseline.root) },
     elapsedSeconds: (performance.now() - started) / 1000,
     problems
   })
@@ -305,9 +317,13 @@ async function main (): Promise<void> {
     process.stdout.write(USAGE)
     return
   }
+  if (options.baseline !== undefined && !isCommit(ROOT, options.baseline)) {
+    process.stderr.write(`bench: --baseline: ${options.baseline} is not a commit of this repository\n${USAGE}`)
+    process.exit(2)
+  }
   const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
-  // Ctrl-C stops the servers too, not only the bench, even one still starting.
-  process.once('SIGINT', () => { stopEveryProcess().finally(() => process.exit(130)) })
+  // Ctrl-C stops the servers and builds too, not only the bench, even a server still starting; then the baseline's worktree goes.
+  process.once('SIGINT', () => { Promise.all([stopEveryProcess(), stopNpm()]).finally(() => { removeBaselines(); process.exit(130) }) })
   let code = 1
   try {
     code = await bench(options, work)
@@ -315,6 +331,7 @@ async function main (): Promise<void> {
     process.stderr.write(`bench: ${(err as Error).message}\n`)
   } finally {
     await stopEveryProcess()
+    removeBaselines()
     // Logs stay for a look when something broke.
     if (code === 0) rmSync(work, { recursive: true, force: true })
     else process.stderr.write(`bench: logs and data kept in ${work}\n`)
