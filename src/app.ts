@@ -109,6 +109,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   registerErrorHandling(app)
 
   decorateRequestState(app)
+  // First: a client that leaves during any later hook still gets its line.
+  registerAccessLog(app)
   for (const hook of beforeRoute) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
@@ -116,7 +118,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   }
   registerSunset(app, deprecation)
   registerMetrics(app, metrics)
-  registerAccessLog(app)
 
   // Every path registered from here on answers its other methods with 405 and Allow.
   const answerOtherMethods = recordRouteMethods(app)

@@ -7,7 +7,6 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { BODY_LIMIT_BYTES, URL_LIMIT_BYTES } from '../config.js'
 import { AppError, isAppError } from '../domain/errors.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
-import { logClientGone } from './plugins/access-log.js'
 
 // A store that cannot answer may soon; one out of ids needs an operator, and a client that
 // honours Retry-After gives up at once.
@@ -53,7 +52,6 @@ export function registerErrorHandling (app: FastifyInstance): void {
     if (request.raw.aborted) {
       // The client closed the connection while sending its request (or was answered a 408 on
       // the socket): no one to answer, and no fault of the server's.
-      logClientGone(request, reply)
       reply.hijack()
       return
     }

@@ -7,9 +7,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
  * key) reaches the log.
  */
 export function registerAccessLog (app: FastifyInstance): void {
-  app.addHook('onResponse', (request, reply, done) => {
+  // A client that leaves before its answer is written gets no onResponse (Fastify writes
+  // nothing to a closed socket): its line is written when its connection closes.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) logRequest(request, reply, answeredOnSocket.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
+    })
+  })
+  app.addHook('onResponse', async (request, reply) => {
     logRequest(request, reply, reply.statusCode)
-    done()
   })
 }
 
@@ -23,15 +29,6 @@ const answeredOnSocket = new WeakMap<Socket, number>()
 /** @example noteAnsweredOnSocket(socket, 408) // before the error is written on it */
 export function noteAnsweredOnSocket (socket: Socket, status: number): void {
   answeredOnSocket.set(socket, status)
-}
-
-/**
- * The request line of a request whose client is gone: no response will be written, so
- * no onResponse hook will run. 499, or what was written on its socket.
- * @example if (reply.raw.destroyed) logClientGone(request, reply)
- */
-export function logClientGone (request: FastifyRequest, reply: FastifyReply): void {
-  logRequest(request, reply, answeredOnSocket.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
 }
 
 function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
