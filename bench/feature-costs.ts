@@ -66,18 +66,10 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
   // getPet's deprecation headers, made once per Host as the service makes them once per base address.
   let deprecation: { host: string, headers: Record<string, string> } | undefined
   const logger = has.has('log') ? options.logger ?? createLogger('info') : undefined
-  const perTurn = has.has('write-per-turn')
-  let held: Array<[ServerResponse, Answer]> = []
-  const flush = (): void => {
-    const answers = held
-    held = []
-    for (const [res, answer] of answers) write(res, answer)
-  }
 
-  const callerOf = (authorization: string | undefined): Caller | undefined => {
+  const callerOf = async (authorization: string | undefined): Promise<Caller | undefined> => {
     if (verifier === undefined) return authorization === expected ? caller : undefined
-    const found = authorization?.startsWith('Bearer ') === true ? verifier.verify(authorization.slice(7)) : undefined
-    return found instanceof Promise ? undefined : found
+    return authorization?.startsWith('Bearer ') === true ? await verifier.verify(authorization.slice(7)) : undefined
   }
 
   const finish = (req: IncomingMessage, res: ServerResponse, operation: string, started: bigint, answer: Answer): void => {
@@ -101,18 +93,16 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
         logger?.info({ requestId: answer.headers['x-request-id'] ?? '', method: req.method, route: operation, status: answer.status, micros: Math.round(micros) }, 'request')
       })
     }
-    if (!perTurn) return write(res, answer)
-    if (held.length === 0) setImmediate(flush)
-    held.push([res, answer])
+    write(res, answer)
   }
 
-  const getPet = (idText: string): Answer | Promise<Answer> => {
+  const getPet = async (idText: string): Promise<Answer> => {
     if (!ID.test(idText)) return failure(400, 'validation_failed', 'petId: must be an integer from 1 to 9223372036854775807')
     if (catalogue === undefined) {
       const animal = animals[Number(idText) - 1]
       return animal === undefined ? failure(404, 'not_found', `petId: no animal with id ${idText}`) : { status: 200, body: JSON.stringify(animal), headers: {} }
     }
-    return catalogue.getPet(Number(idText)).then((pet) => ({ status: 200, body: JSON.stringify(pet), headers: {} }), answerError)
+    return { status: 200, body: JSON.stringify(await catalogue.getPet(Number(idText))), headers: {} }
   }
 
   const createPet = async (req: IncomingMessage, who: Caller): Promise<Answer> => {
@@ -128,26 +118,23 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
     return { status: 201, body: JSON.stringify(pet), headers: { location: `http://${req.headers.host ?? 'localhost'}/v1/pets/${pet.id}` } }
   }
 
-  const listener: RequestListener = (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const started = process.hrtime.bigint()
     const url = req.url ?? '/'
     if (url === '/readyz') return write(res, { status: 200, body: '{"status":"ready"}', headers: {} })
-    const who = callerOf(req.headers.authorization)
+    const who = await callerOf(req.headers.authorization)
     if (who === undefined) {
       return finish(req, res, 'unauthorized', started, failure(401, 'unauthorized', 'Authorization: a valid API key is required', { 'www-authenticate': 'Bearer realm="petstore"' }))
     }
     if (req.method === 'GET' && url.startsWith('/v1/pets/')) {
-      const answer = getPet(url.slice('/v1/pets/'.length))
-      if (!(answer instanceof Promise)) return finish(req, res, 'getPet', started, answer)
-      void answer.then((settled) => finish(req, res, 'getPet', started, settled))
-      return
+      return finish(req, res, 'getPet', started, await getPet(url.slice('/v1/pets/'.length)).catch(answerError))
     }
     if (req.method === 'POST' && url === '/v1/pets') {
-      void createPet(req, who).catch(answerError).then((answer) => finish(req, res, 'createPet', started, answer))
-      return
+      return finish(req, res, 'createPet', started, await createPet(req, who).catch(answerError))
     }
     finish(req, res, 'unmatched', started, failure(404, 'not_found', `${req.method ?? ''} ${url}: no such operation`))
   }
+  const listener: RequestListener = (req, res) => { void handle(req, res) }
   return { listener, close: async () => { await store?.close() } }
 }
 

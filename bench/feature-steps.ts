@@ -5,17 +5,16 @@
 import type { Workload } from './workloads.js'
 
 /** In the order they are added; a step is named after its last feature. */
-export const FEATURE_STEPS = ['durable', 'key-hash', 'headers', 'metrics', 'log', 'write-per-turn'] as const
+export const FEATURE_STEPS = ['durable', 'key-hash', 'headers', 'metrics', 'log'] as const
 export type Feature = typeof FEATURE_STEPS[number]
 
 /** What each step adds, for the report. */
 export const FEATURE_TEXTS: Record<Feature, string> = {
-  durable: 'the service\'s store: get reads the row\'s JSON from the SQLite file, create goes through its group commit (writer thread, fsync)',
+  durable: 'the service\'s store: get reads the row from the SQLite file, create goes through its group commit (writer thread, fsync)',
   'key-hash': 'the key checked by its SHA-256 (the service\'s `ApiKeyVerifier`)',
   headers: 'the service\'s response headers: a new `X-Request-Id`, `Cache-Control`, the three security headers, and get\'s `Deprecation`, `Sunset` and `Link`',
   metrics: 'the service\'s metrics: a request counter and a latency histogram (prom-client), children cached as the service does',
-  log: 'the service\'s request log line (pino, written per turn of the event loop), to a file',
-  'write-per-turn': 'the responses of a turn written together after it, as the service does (src/http/plugins/response-batching.ts)'
+  log: 'the service\'s request log line (pino, to its own destination), to a file'
 }
 
 /** Every step's features: the first n of FEATURE_STEPS. */
