@@ -53,7 +53,7 @@ export class AppError extends Error {
   }
 }
 
-/** @example isAppError(err) && err.code === 'unavailable' */
+/** @example isAppError(err) && err.code === 'not_found' */
 export function isAppError (err: unknown): err is AppError {
   return err instanceof AppError
 }

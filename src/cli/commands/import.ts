@@ -8,6 +8,7 @@ import { decodeUtf8 } from '../../http/json-body.js'
 import { INT64_MAX } from '../../schemas/kinds.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
+import { StoreUnavailable } from '../../store/store-errors.js'
 import { CliError, describeFailure } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
 import { LINE_LIMIT_BYTES, parsePetLine } from '../pet-lines.js'
@@ -66,7 +67,7 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
     try {
       await store.importPets(batch)
     } catch (err) {
-      throw refuse(`lines ${batchStart}-${lineNumber}`, `cannot be loaded (${isAppError(err) ? describeFailure(err) : (err as Error).message})`)
+      throw refuse(`lines ${batchStart}-${lineNumber}`, `cannot be loaded (${err instanceof StoreUnavailable ? describeFailure(err) : (err as Error).message})`)
     }
     loaded += batch.length
     batch = []
