@@ -10,16 +10,20 @@ import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
 import { BODY_LIMIT_BYTES, GETPET_DEPRECATED_AT, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, type Config, type RequestTimeouts } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
+import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
 import { registerErrorHandling } from './http/error-handler.js'
 import { clientErrorHandlerFor, frameworkErrorHandlerFor, writeErrorToSocket } from './http/protocol-errors.js'
+import { FailedAuthCounts } from './http/failed-auth-counts.js'
+import { connectRedis } from './http/redis.js'
 import { decorateRequestState, startRequestState } from './http/request-state.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { registerJsonBody } from './http/json-body.js'
 import { routableUrl } from './http/routable-url.js'
 import { authenticate } from './http/plugins/auth.js'
 import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { forgedKeyThrottle } from './http/plugins/forged-key-throttle.js'
 import { Metrics, registerMetrics } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
 import { registerRateLimit } from './http/plugins/rate-limit.js'
@@ -52,11 +56,18 @@ export interface App extends FastifyInstance {
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
+  const metrics = new Metrics()
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
+  const counts = new FailedAuthCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisKeyPrefix: config.redisKeyPrefix, logger })
+  const throttle = forgedKeyThrottle({ verifier, counts, onThrottled: () => { metrics.authThrottled.inc() } })
   let draining = false
   // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
+  const beforeRoute = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation),
+    throttle.check, authenticate(verifier, throttle.noteFailure), checkRequest]
   const app = Fastify({
     loggerInstance: logger,
+    // Only these proxies' X-Forwarded-For is believed (request.ip); none by default, so a client cannot pose as another.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     // One line per request, from the access log, without the query string.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     genReqId: requestIdGenerator((text) => verifier.mightBeApiKey(text)),
@@ -93,8 +104,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   }) as unknown as App
 
   app.startDraining = () => { draining = true }
+  if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
 
-  const metrics = new Metrics()
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const meta = {
     store,
@@ -114,7 +125,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   for (const hook of beforeRoute) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
-    await registerRateLimit(app, { limit: config.rateLimit, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix })
+    await registerRateLimit(app, { limit: config.rateLimit, redis, redisKeyPrefix: config.redisKeyPrefix })
   }
   registerSunset(app, deprecation)
   registerMetrics(app, metrics)

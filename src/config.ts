@@ -3,6 +3,7 @@
  * `petstore serve`; parsed once into a frozen, typed Config. A bad value is a
  * ConfigError whose message is the whole line shown to the operator.
  */
+import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
@@ -29,6 +30,8 @@ export interface Config {
   host: string
   /** Keys accepted as they are, from PETSTORE_API_KEYS. */
   apiKeys: readonly string[]
+  /** Addresses and CIDRs of the proxies whose X-Forwarded-For is believed; empty: none. */
+  trustProxy: readonly string[]
   /** Production base address, ending in /v1; undefined: built from each request's Host. */
   publicBaseUrl: string | undefined
   /** Staging base address, listed second in the OpenAPI `servers`. */
@@ -111,6 +114,19 @@ function instant (raw: string): Date {
   return new Date(time)
 }
 
+const PROXY_FORM = 'must be comma-separated IP addresses or CIDRs, such as 10.0.0.0/8,127.0.0.1'
+
+function proxies (raw: string): readonly string[] {
+  const entries = raw.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '')
+  for (const entry of entries) {
+    const [address = '', prefix, extra] = entry.split('/')
+    const version = isIP(address)
+    if (version === 0 || extra !== undefined) throw new BrokenRule(PROXY_FORM)
+    if (prefix !== undefined && (!/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (version === 4 ? 32 : 128))) throw new BrokenRule(PROXY_FORM)
+  }
+  return Object.freeze(entries)
+}
+
 function optional<T> (parse: (raw: string) => T) {
   return (raw: string): T | undefined => raw === '' ? undefined : parse(raw)
 }
@@ -157,6 +173,14 @@ export const SETTINGS = [
       return Object.freeze(keys)
     }
   },
+  {
+    key: 'trustProxy',
+    env: 'TRUST_PROXY',
+    flag: 'trust-proxy',
+    default: '',
+    help: 'comma-separated addresses or CIDRs of the proxies in front; the client is the nearest X-Forwarded-For address not among them (unset: the peer, X-Forwarded-For ignored)',
+    parse: proxies
+  },
   { key: 'publicBaseUrl', env: 'PUBLIC_BASE_URL', flag: 'public-base-url', default: '', help: 'production base address, ending in /v1, e.g. https://api.example.com/v1 (unset: from the Host header)', parse: optional(baseUrl) },
   { key: 'stagingBaseUrl', env: 'STAGING_BASE_URL', flag: 'staging-base-url', default: '', help: 'staging base address, ending in /v1, listed in the OpenAPI servers', parse: optional(baseUrl) },
   {
@@ -184,7 +208,7 @@ export const SETTINGS = [
     env: 'REDIS_URL',
     flag: 'redis-url',
     default: '',
-    help: 'redis://HOST:PORT shares rate-limit counts between instances (unset: counted per process)',
+    help: 'redis://HOST:PORT shares rate-limit counts and failed authentications between instances (unset: counted per process)',
     parse: optional((raw: string) => {
       if (!/^rediss?:\/\/.+/.test(raw)) throw new BrokenRule('must start with redis:// or rediss://')
       return raw

@@ -98,6 +98,14 @@ describe('configuration', () => {
     }
   })
 
+  it('reads TRUST_PROXY as addresses and CIDRs, trusting none when unset', () => {
+    assert.deepEqual(parseConfig({}).trustProxy, [])
+    assert.deepEqual(parseConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1,::1,fd00::/8' }).trustProxy, ['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8'])
+    for (const raw of ['true', '*', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/8', 'proxy.internal', '10.0.0.0/']) {
+      assert.throws(() => parseConfig({ TRUST_PROXY: raw }), new ConfigError('TRUST_PROXY: must be comma-separated IP addresses or CIDRs, such as 10.0.0.0/8,127.0.0.1'), raw)
+    }
+  })
+
   it('lists every setting in .env.example with its default', () => {
     const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)

@@ -41,15 +41,23 @@ export async function issueApiKey (store: Store, name: string): Promise<string> 
 }
 
 const CACHE_TTL_MS = 5_000
+// As long as a throttle window (src/domain/forged-keys.ts): a key in use is never refused
+// for its address's failures; revocation still bites within CACHE_TTL_MS, by verify.
+const KNOWN_VALID_MS = 60_000
+// A few thousand hashes: a flood of forged keys is remembered without growing the memory.
+const UNKNOWN_CACHE_SIZE = 4_096
 
 /**
  * Checks presented keys against the keys of the environment (`PETSTORE_API_KEYS`)
- * and the active keys of the store. Store answers are cached for 5 s, so a
- * revoked key stops working within 5 s on every instance.
+ * and the active keys of the store. Store answers are cached for 5 s, known keys
+ * and unknown ones alike, so a revoked key stops working within 5 s on every
+ * instance and a forged key sent again does not reach the store again.
  */
 export class ApiKeyVerifier {
   readonly #configured = new Map<string, Caller>()
-  readonly #cache = new Map<string, { caller: Caller | undefined, until: number }>()
+  readonly #verified = new Map<string, { caller: Caller, at: number }>()
+  // Oldest first (a Map keeps insertion order), so the first entry is the one to drop.
+  readonly #unknown = new Map<string, number>()
   readonly #store: Store
 
   constructor (store: Store, configuredKeys: readonly string[]) {
@@ -70,26 +78,49 @@ export class ApiKeyVerifier {
   }
 
   /**
+   * True, from memory alone, for a configured key or one the store found active within
+   * the last minute: such a key passes the throttle of forged keys.
+   * @example if (!verifier.isKnownValid(token)) await refuseIfThrottled(request)
+   */
+  isKnownValid (presented: string): boolean {
+    const keyHash = hashApiKey(presented)
+    const verified = this.#verified.get(keyHash)
+    return this.#configured.has(keyHash) || (verified !== undefined && Date.now() - verified.at < KNOWN_VALID_MS)
+  }
+
+  /**
    * The caller, or undefined for an unknown or revoked key.
    * @example const caller = await verifier.verify(token)
    */
   async verify (presented: string): Promise<Caller | undefined> {
     const keyHash = hashApiKey(presented)
-    return this.#configured.get(keyHash) ?? this.#cached(keyHash) ?? await this.#fromStore(keyHash)
+    const known = this.#configured.get(keyHash) ?? this.#cached(keyHash)
+    if (known !== undefined || this.#recentlyUnknown(keyHash)) return known
+    return await this.#fromStore(keyHash)
   }
 
   #cached (keyHash: string): Caller | undefined {
-    const cached = this.#cache.get(keyHash)
-    return cached !== undefined && cached.until > Date.now() ? cached.caller : undefined
+    const verified = this.#verified.get(keyHash)
+    return verified !== undefined && Date.now() - verified.at < CACHE_TTL_MS ? verified.caller : undefined
+  }
+
+  #recentlyUnknown (keyHash: string): boolean {
+    const until = this.#unknown.get(keyHash)
+    return until !== undefined && until > Date.now()
   }
 
   async #fromStore (keyHash: string): Promise<Caller | undefined> {
     const now = Date.now()
     const record = await this.#store.findApiKeyByHash(keyHash)
     const caller = record === undefined || record.revokedAt !== null ? undefined : { keyName: record.name, keyHash }
-    // Only known keys are cached: random unknown keys must not grow the map.
-    if (caller !== undefined) this.#cache.set(keyHash, { caller, until: now + CACHE_TTL_MS })
-    else this.#cache.delete(keyHash)
-    return caller
+    this.#unknown.delete(keyHash)
+    if (caller !== undefined) {
+      this.#verified.set(keyHash, { caller, at: now })
+      return caller
+    }
+    this.#verified.delete(keyHash)
+    if (this.#unknown.size >= UNKNOWN_CACHE_SIZE) this.#unknown.delete(this.#unknown.keys().next().value!)
+    this.#unknown.set(keyHash, now + CACHE_TTL_MS)
+    return undefined
   }
 }

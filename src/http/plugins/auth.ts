@@ -35,23 +35,33 @@ function routerPathOf (target: string): string {
 }
 
 /**
- * The auth hook: 401 unless the request carries one valid bearer key. Also run for
- * what the router refuses (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
- * @example app.addHook('onRequest', authenticate(verifier))
+ * The bearer key of the request, or undefined when Authorization is missing, malformed
+ * or sent twice (two are malformed credentials, even when one of them is right).
+ * @example const token = bearerTokenOf(request)
  */
-export function authenticate (verifier: ApiKeyVerifier): onRequestAsyncHookHandler {
+export function bearerTokenOf (request: FastifyRequest): string | undefined {
+  const sent = request.raw.headersDistinct.authorization
+  return sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
+}
+
+/**
+ * The auth hook: 401 unless the request carries one valid bearer key; an unknown or
+ * revoked key is reported to `onFailure` first. Also run for what the router refuses
+ * (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
+ * @example app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
+ */
+export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: FastifyRequest) => Promise<void>): onRequestAsyncHookHandler {
   // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
   return async (request) => {
     if (!requiresKey(request)) return
-    // Two Authorization headers are malformed credentials, even when one of them is right.
-    const sent = request.raw.headersDistinct.authorization
-    const token = sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
+    const token = bearerTokenOf(request)
     if (token === undefined) {
       throw new AppError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
     request.state.caller = await verifier.verify(token)
     if (request.state.caller === undefined) {
+      await onFailure(request)
       throw new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
         { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
     }

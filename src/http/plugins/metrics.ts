@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics: requests by operation and status, latency, calls of
- * deprecated operations by API key name (whom to warn before removal), store errors.
+ * deprecated operations by API key name (whom to warn before removal), store errors,
+ * requests refused by the throttle of forged keys.
  */
 import { Counter, Histogram, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
@@ -41,6 +42,12 @@ export class Metrics {
   readonly storeErrors = new Counter({
     name: 'petstore_store_errors_total',
     help: 'Requests answered 503 because the database was unavailable.',
+    registers: [this.registry]
+  })
+
+  readonly authThrottled = new Counter({
+    name: 'petstore_auth_throttled_total',
+    help: 'Requests answered 429 because their address had too many failed authentications.',
     registers: [this.registry]
   })
 

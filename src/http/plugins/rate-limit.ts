@@ -5,21 +5,19 @@
  * response; 429 with Retry-After past the quota.
  */
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import type { Redis as RedisClient } from 'ioredis'
 import { AppError } from '../../domain/errors.js'
 
 const RATE_LIMIT_WINDOW_MS = 60_000
-const REDIS_TIMEOUT_MS = 250
-const CONNECT_TIMEOUT_MS = 1_000
 const WARN_EVERY_MS = 10_000
 
 /** The settings the limit reads from Config. */
 export interface RateLimitOptions {
   /** Requests per window per key (RATE_LIMIT; 0 means the plugin is not registered). */
   limit: number
-  /** REDIS_URL: counts shared through this Redis; unset, counted in this process. */
-  redisUrl: string | undefined
+  /** The client of REDIS_URL (src/http/redis.ts): counts shared through it; undefined, counted in this process. */
+  redis: RedisClient | undefined
   /** REDIS_KEY_PREFIX: each count is the key `<prefix>rate:<key hash>`. */
   redisKeyPrefix: string
 }
@@ -27,11 +25,9 @@ export interface RateLimitOptions {
 /**
  * Registers the limit as an onRequest hook added after auth, so only callers with a valid
  * key are counted, and before the route's own checks, so every answer to them counts.
- * @example await registerRateLimit(app, { limit: 6000, redisUrl: undefined, redisKeyPrefix: 'petstore:' })
+ * @example await registerRateLimit(app, { limit: 6000, redis: undefined, redisKeyPrefix: 'petstore:' })
  */
-export async function registerRateLimit (app: FastifyInstance, { limit, redisUrl, redisKeyPrefix }: RateLimitOptions): Promise<void> {
-  const redis = redisUrl === undefined ? undefined : await connectRedis(redisUrl, app.log)
-  if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
+export async function registerRateLimit (app: FastifyInstance, { limit, redis, redisKeyPrefix }: RateLimitOptions): Promise<void> {
   await app.register(rateLimit, {
     // No hook of the plugin's own on each route: those run after the app's, behind the sunset check.
     global: false,
@@ -69,30 +65,4 @@ export async function registerRateLimit (app: FastifyInstance, { limit, redisUrl
         { 'retry-after': String(reset) })
     }
   })
-}
-
-/**
- * Opens the Redis client of the counts. Waits up to a second for the first connection,
- * so the first requests are counted too; Redis still down then is a warning, and
- * ioredis keeps reconnecting.
- * @example const redis = await connectRedis('redis://127.0.0.1:6379', app.log)
- */
-async function connectRedis (url: string, logger: FastifyBaseLogger): Promise<RedisClient> {
-  // Loaded only here: an instance without REDIS_URL does not carry the client in memory.
-  const { Redis } = await import('ioredis')
-  const redis = new Redis(url, {
-    // Fail fast rather than queue: a request must not wait for Redis to come back.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: REDIS_TIMEOUT_MS,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    lazyConnect: true
-  })
-  redis.on('error', () => {}) // reported by the failing count, at most every 10 s
-  try {
-    await redis.connect()
-  } catch (err) {
-    logger.warn({ err: { message: (err as Error).message } }, 'rate limit: Redis is unreachable; requests are not limited until it answers')
-  }
-  return redis
 }

@@ -1,0 +1,50 @@
+/**
+ * The throttle of forged keys: failed authentications are counted per client address
+ * (`request.ip`: the peer, or with TRUST_PROXY the nearest X-Forwarded-For address that
+ * is no trusted proxy), and past FAILED_AUTH_LIMIT in a window that address gets 429 for
+ * any key not already known to be valid, before the store is asked.
+ */
+import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { ApiKeyVerifier } from '../../domain/api-keys.js'
+import { AppError } from '../../domain/errors.js'
+import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/forged-keys.js'
+import type { FailedAuthCounts } from '../failed-auth-counts.js'
+import { bearerTokenOf, requiresKey } from './auth.js'
+
+export interface ForgedKeyThrottle {
+  /** The onRequest hook, registered right before auth. */
+  check: onRequestAsyncHookHandler
+  /** Called by auth for each unknown or revoked key. */
+  noteFailure: (request: FastifyRequest) => Promise<void>
+}
+
+export interface ForgedKeyThrottleOptions {
+  verifier: ApiKeyVerifier
+  counts: FailedAuthCounts
+  /** Called for each request answered 429 by the throttle (the metric). */
+  onThrottled: () => void
+}
+
+/**
+ * @example const throttle = forgedKeyThrottle({ verifier, counts, onThrottled: () => metrics.authThrottled.inc() })
+ */
+export function forgedKeyThrottle ({ verifier, counts, onThrottled }: ForgedKeyThrottleOptions): ForgedKeyThrottle {
+  return {
+    check: async (request) => {
+      if (!requiresKey(request)) return
+      const token = bearerTokenOf(request)
+      // No key is the challenge's to answer, and a key in use is never slowed by its neighbours' failures.
+      if (token === undefined || verifier.isKnownValid(token)) return
+      const window = await counts.read(clientGroupOf(request.ip))
+      if (window.count < FAILED_AUTH_LIMIT) return
+      onThrottled()
+      const retryAfter = Math.max(1, Math.ceil(window.resetInMs / 1000))
+      throw new AppError('rate_limited',
+        `Authorization: at most ${FAILED_AUTH_LIMIT} failed authentications a minute from one address; retry in ${retryAfter} s`,
+        { 'retry-after': String(retryAfter) })
+    },
+    noteFailure: async (request) => {
+      await counts.add(clientGroupOf(request.ip))
+    }
+  }
+}
