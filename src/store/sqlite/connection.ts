@@ -5,7 +5,6 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { sleepSync } from '../../sleep-sync.js'
 
 // Writers of other threads and processes (the writer thread, WORKERS, the CLI) hold the lock for one transaction at most.
 const BUSY_TIMEOUT_MS = 5000
@@ -18,6 +17,14 @@ export function configureConnection (db: Database.Database): void {
   retryWhileBusy(() => db.pragma('journal_mode = WAL'))
   db.pragma('synchronous = FULL')
   db.defaultSafeIntegers(true)
+}
+
+// What Atomics.wait sleeps on: nobody ever notifies it, so each wait lasts its full time.
+const NEVER_NOTIFIED = new Int32Array(new SharedArrayBuffer(4))
+
+/** Blocks the thread: a statement tried again while another connection holds the lock must keep it. */
+function sleepSync (ms: number): void {
+  Atomics.wait(NEVER_NOTIFIED, 0, 0, ms)
 }
 
 // SQLITE_BUSY and its extended codes, SQLITE_BUSY_RECOVERY (another connection is rebuilding
