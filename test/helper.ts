@@ -1,6 +1,6 @@
 /**
  * Starts the real service on a random free port, on a real database: a fresh
- * SQLite file, or a fresh PostgreSQL schema when TEST_DATABASE_URL is set.
+ * SQLite file, or a fresh PostgreSQL database when TEST_DATABASE_URL is set.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,7 +14,7 @@ import { createLogger } from '../src/logger.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
-import { createSchema } from './postgres-schema.js'
+import { createDatabase } from './postgres-database.js'
 
 export const TEST_KEY = 'test-key-0123456789abcdef'
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
@@ -47,15 +47,15 @@ export interface TestDatabase {
   drop: () => Promise<void>
 }
 
-/** A database nobody else uses: a new SQLite file, or a new PostgreSQL schema. */
+/** A database nobody else uses: a new SQLite file, or a new PostgreSQL database. */
 export async function createTestDatabase (backend: Backend['name']): Promise<TestDatabase> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
     return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
-  const adminUrl = process.env.TEST_DATABASE_URL
-  if (adminUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
-  return await createSchema(adminUrl, 'test')
+  const serverUrl = process.env.TEST_DATABASE_URL
+  if (serverUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
+  return await createDatabase(serverUrl, 'test')
 }
 
 /** The store of a test database, its tables made. */
@@ -153,7 +153,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
 
 /**
  * The same database reached through another address (a proxy): `host:port` replaced.
- * Dropping it drops nothing; the original owns the schema.
+ * Dropping it drops nothing; the original owns the database.
  * @example const viaProxy = throughAddress(database, '127.0.0.1', proxy.port)
  */
 export function throughAddress (database: TestDatabase, host: string, port: number): TestDatabase {

@@ -12,7 +12,7 @@ import { startCli } from '../support/cli.js'
 
 describe('migrations at the same moment', () => {
   for (const postgres of backends('postgres')) {
-    it(`${postgres.name}: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once`, async () => {
+    it(`${postgres.name}: two stores migrating one fresh database concurrently both succeed, and it is migrated once`, async () => {
       const database = await createTestDatabase('postgres')
       const stores = await Promise.all([openStore(database.url), openStore(database.url)])
       try {
