@@ -42,6 +42,30 @@ for (const postgres of backends('postgres')) {
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
+    it('gives every new connection the server timeouts migrate recorded', async () => {
+      const client = new pg.Client({ connectionString: fixture.database.url })
+      await client.connect()
+      try {
+        assert.deepEqual(await sql(client, 'SHOW statement_timeout'), [{ statement_timeout: '4s' }])
+        assert.deepEqual(await sql(client, 'SHOW idle_in_transaction_session_timeout'), [{ idle_in_transaction_session_timeout: '20s' }])
+      } finally {
+        await client.end()
+      }
+    })
+
+    it('has a statement that runs past the server timeout cancelled by the server (57014), before the client gives up', async () => {
+      const locker = new pg.Client({ connectionString: fixture.database.url })
+      await locker.connect()
+      try {
+        await sql(locker, 'BEGIN')
+        await sql(locker, 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE')
+        await assert.rejects(fixture.store.createPet(newPet),
+          (err) => err instanceof StoreUnavailable && (err.cause as { code?: string }).code === '57014')
+      } finally {
+        await locker.end()
+      }
+    })
+
     it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
       const url = new URL(fixture.database.url)
       url.searchParams.set('options', '-c default_transaction_read_only=on')
@@ -60,12 +84,15 @@ for (const postgres of backends('postgres')) {
     })
 
     it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
-      const store = await openStore(fixture.database.url, { timeoutMs: 500 })
-      const locker = new pg.Client({ connectionString: fixture.database.url })
+      const database = await createTestDatabase('postgres')
+      const store = await openMigratedStore(database, { timeoutMs: 500 })
+      const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
       const count = async (): Promise<number> => Number((await sql<{ n: string }>(locker, "SELECT count(*) AS n FROM pets WHERE name = 'timed out'"))[0]!.n)
       try {
         await sql(locker, 'BEGIN')
+        // The lock outlives the idle limit the store's short timeouts gave every connection.
+        await sql(locker, 'SET LOCAL idle_in_transaction_session_timeout = 0')
         await sql(locker, 'LOCK TABLE pets, api_keys IN ACCESS EXCLUSIVE MODE')
         await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => err instanceof StoreUnavailable)
         await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => err instanceof StoreUnavailable)
@@ -76,6 +103,7 @@ for (const postgres of backends('postgres')) {
       } finally {
         await locker.end()
         await store.close()
+        await database.drop()
       }
     })
 
