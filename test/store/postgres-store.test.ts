@@ -9,9 +9,9 @@ import { backends, createTestDatabase, openMigratedStore, useTestStore } from '.
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
-for (const postgres of backends('postgres')) {
+for (const postgres of backends('postgres', 'pgbouncer')) {
   describe(`${postgres.name} store`, () => {
-    const fixture = useTestStore('postgres')
+    const fixture = useTestStore(postgres.name)
 
     async function sql<T extends pg.QueryResultRow> (client: pg.Client, text: string): Promise<T[]> {
       return (await client.query<T>(text)).rows
@@ -42,7 +42,7 @@ for (const postgres of backends('postgres')) {
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
-    it('gives every new connection the server timeouts migrate recorded', async () => {
+    it('gives every new connection the server timeouts migrate recorded, through a pooler too', async () => {
       const client = new pg.Client({ connectionString: fixture.database.url })
       await client.connect()
       try {
@@ -67,14 +67,25 @@ for (const postgres of backends('postgres')) {
     })
 
     it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
-      const url = new URL(fixture.database.url)
-      url.searchParams.set('options', '-c default_transaction_read_only=on')
-      const readOnly = await openStore(url.href)
+      const database = await createTestDatabase(postgres.name)
       try {
-        assert.ok((await readOnly.listPets({ limit: 1 })).length === 1)
-        await assert.rejects(readOnly.createPet(newPet), (err) => err instanceof StoreUnavailable)
+        const writable = await openMigratedStore({ ...database, url: database.directUrl })
+        await writable.createPet(newPet)
+        await writable.close()
+        const admin = new pg.Client({ connectionString: database.directUrl })
+        await admin.connect()
+        // Made read-only before a pooler holds a connection to it, so every connection is.
+        await sql(admin, `ALTER DATABASE ${pg.escapeIdentifier(new URL(database.directUrl).pathname.slice(1))} SET default_transaction_read_only = on`)
+        await admin.end()
+        const readOnly = await openStore(database.url)
+        try {
+          assert.ok((await readOnly.listPets({ limit: 1 })).length === 1)
+          await assert.rejects(readOnly.createPet(newPet), (err) => err instanceof StoreUnavailable)
+        } finally {
+          await readOnly.close()
+        }
       } finally {
-        await readOnly.close()
+        await database.drop()
       }
     })
 
@@ -84,7 +95,7 @@ for (const postgres of backends('postgres')) {
     })
 
     it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
-      const database = await createTestDatabase('postgres')
+      const database = await createTestDatabase(postgres.name)
       const store = await openMigratedStore(database, { timeoutMs: 500 })
       const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
@@ -108,7 +119,7 @@ for (const postgres of backends('postgres')) {
     })
 
     it('fails the first start when its key cannot be stored, rather than serving with no key', async () => {
-      const database = await createTestDatabase('postgres')
+      const database = await createTestDatabase(postgres.name)
       const store = await openMigratedStore(database, { timeoutMs: 500 })
       const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
