@@ -1,6 +1,7 @@
 /**
  * Starts the real service on a random free port, on a real database: a fresh
- * SQLite file, or a fresh PostgreSQL schema when TEST_DATABASE_URL is set.
+ * SQLite file, or a fresh PostgreSQL database when TEST_DATABASE_URL is set,
+ * reached directly or through PgBouncer (TEST_PGBOUNCER_URL).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,48 +15,60 @@ import { createLogger } from '../src/logger.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
-import { createSchema } from './postgres-schema.js'
+import { createDatabase } from './postgres-database.js'
 
 export const TEST_KEY = 'test-key-0123456789abcdef'
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
 
 export interface Backend {
-  name: 'sqlite' | 'postgres'
+  /** `pgbouncer`: PostgreSQL reached through PgBouncer in transaction mode. */
+  name: 'sqlite' | 'postgres' | 'pgbouncer'
   /** A reason to skip; false for every backend backends() lists. */
   skip: string | false
 }
 
 /** Printed once per run, by test/postgres-notice.test.ts, when PostgreSQL is left out. */
 export const POSTGRES_SKIPPED = 'PostgreSQL tests skipped: TEST_DATABASE_URL is not set'
+/** Printed once per run, by test/postgres-notice.test.ts, when PostgreSQL runs but not through PgBouncer. */
+export const PGBOUNCER_SKIPPED = 'PostgreSQL tests through PgBouncer skipped: TEST_PGBOUNCER_URL is not set'
 
 /**
- * The databases every API test runs against: SQLite, and PostgreSQL when
- * TEST_DATABASE_URL is set. PostgreSQL is left out silently otherwise, so a run
- * shows one skip line (POSTGRES_SKIPPED) rather than one per describe.
+ * The databases every API test runs against: SQLite; PostgreSQL when TEST_DATABASE_URL is
+ * set; and PostgreSQL through PgBouncer when TEST_PGBOUNCER_URL is set too (its databases are
+ * made on TEST_DATABASE_URL's server). A leg left out is left out silently, so a run shows one
+ * skip line (POSTGRES_SKIPPED or PGBOUNCER_SKIPPED) rather than one per describe.
  * @example for (const backend of backends()) describe(`${backend.name}: GET /v1/pets`, { skip: backend.skip }, () => {…})
- * @example for (const postgres of backends('postgres')) describe('postgres store', () => {…})
+ * @example for (const postgres of backends('postgres', 'pgbouncer')) describe(`${postgres.name} store`, () => {…})
  */
-export function backends (only?: Backend['name']): Backend[] {
+export function backends (...only: Array<Backend['name']>): Backend[] {
   const all: Backend[] = [{ name: 'sqlite', skip: false }]
-  if (process.env.TEST_DATABASE_URL !== undefined) all.push({ name: 'postgres', skip: false })
-  return all.filter((backend) => only === undefined || backend.name === only)
+  if (process.env.TEST_DATABASE_URL !== undefined) {
+    all.push({ name: 'postgres', skip: false })
+    if (process.env.TEST_PGBOUNCER_URL !== undefined) all.push({ name: 'pgbouncer', skip: false })
+  }
+  return all.filter((backend) => only.length === 0 || only.includes(backend.name))
 }
 
 export interface TestDatabase {
   url: string
+  /** The same database with no pooler between (url itself but on the pgbouncer backend), for setup a pooler would keep. */
+  directUrl: string
   drop: () => Promise<void>
 }
 
-/** A database nobody else uses: a new SQLite file, or a new PostgreSQL schema. */
+/** A database nobody else uses: a new SQLite file, or a new PostgreSQL database. */
 export async function createTestDatabase (backend: Backend['name']): Promise<TestDatabase> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
-    return { url: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) }
+    const url = `sqlite:${join(dir, 'petstore.db')}`
+    return { url, directUrl: url, drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
-  const adminUrl = process.env.TEST_DATABASE_URL
-  if (adminUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
-  return await createSchema(adminUrl, 'test')
+  const serverUrl = process.env.TEST_DATABASE_URL
+  if (serverUrl === undefined) throw new Error('TEST_DATABASE_URL is not set')
+  const via = backend === 'pgbouncer' ? process.env.TEST_PGBOUNCER_URL : serverUrl
+  if (via === undefined) throw new Error('TEST_PGBOUNCER_URL is not set')
+  return await createDatabase(serverUrl, 'test', via)
 }
 
 /** The store of a test database, its tables made. */
@@ -153,14 +166,14 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
 
 /**
  * The same database reached through another address (a proxy): `host:port` replaced.
- * Dropping it drops nothing; the original owns the schema.
+ * Dropping it drops nothing; the original owns the database.
  * @example const viaProxy = throughAddress(database, '127.0.0.1', proxy.port)
  */
 export function throughAddress (database: TestDatabase, host: string, port: number): TestDatabase {
   const url = new URL(database.url)
   url.hostname = host
   url.port = String(port)
-  return { url: url.href, drop: async () => {} }
+  return { url: url.href, directUrl: database.directUrl, drop: async () => {} }
 }
 
 /** POSTs a JSON body (a string is sent as it is) with the test key. */

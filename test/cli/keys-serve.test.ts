@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { closeSync, openSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, startTestServer, type Backend, type TestDatabase } from '../helper.js'
 import { runCli, runCliIntoClosedPipe } from './run-cli.js'
 
-async function listPetsWith (database: TestDatabase, backend: 'sqlite' | 'postgres', key: string): Promise<number> {
+async function listPetsWith (database: TestDatabase, backend: Backend['name'], key: string): Promise<number> {
   const server = await startTestServer({ backend, database })
   try {
     return (await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${key}` } })).status

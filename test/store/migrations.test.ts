@@ -11,9 +11,9 @@ import { backends, createTestDatabase } from '../helper.js'
 import { startCli } from '../support/cli.js'
 
 describe('migrations at the same moment', () => {
-  for (const postgres of backends('postgres')) {
-    it(`${postgres.name}: two stores migrating one fresh schema concurrently both succeed, and the schema is migrated once`, async () => {
-      const database = await createTestDatabase('postgres')
+  for (const postgres of backends('postgres', 'pgbouncer')) {
+    it(`${postgres.name}: two stores migrating one fresh database concurrently both succeed, and it is migrated once`, async () => {
+      const database = await createTestDatabase(postgres.name)
       const stores = await Promise.all([openStore(database.url), openStore(database.url)])
       try {
         const applied = await Promise.all(stores.map(async (store) => await store.migrate()))
@@ -33,9 +33,9 @@ describe('migrations at the same moment', () => {
     })
   }
 
-  for (const postgres of backends('postgres')) {
+  for (const postgres of backends('postgres', 'pgbouncer')) {
     it(`${postgres.name}: a store waits for another instance's long migration, past its query timeout, instead of failing to start`, async () => {
-      const database = await createTestDatabase('postgres')
+      const database = await createTestDatabase(postgres.name)
       const other = new pg.Client({ connectionString: database.url })
       await other.connect()
       const store = await openStore(database.url, { timeoutMs: 300 })

@@ -17,7 +17,7 @@ async function createdIds (responses: Response[]): Promise<number[]> {
   return await Promise.all(responses.filter((r) => r.status === 201).map(async (r) => (await r.json() as { id: number }).id))
 }
 
-for (const postgres of backends('postgres')) {
+for (const postgres of backends('postgres', 'pgbouncer')) {
   describe(`${postgres.name}: the database behind a cut network`, () => {
     let database: TestDatabase
     let proxy: TcpProxy
@@ -25,8 +25,8 @@ for (const postgres of backends('postgres')) {
     const committed: number[] = []
 
     before(async () => {
-      database = await createTestDatabase('postgres')
-      const target = new URL(process.env.TEST_DATABASE_URL!)
+      database = await createTestDatabase(postgres.name)
+      const target = new URL(database.url)
       proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) })
       server = await startTestServer({ database: throughAddress(database, '127.0.0.1', proxy.port), postgres: { timeoutMs: TIMEOUT_MS } })
     })

@@ -9,9 +9,9 @@ import { backends, createTestDatabase, openMigratedStore, useTestStore } from '.
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
-for (const postgres of backends('postgres')) {
+for (const postgres of backends('postgres', 'pgbouncer')) {
   describe(`${postgres.name} store`, () => {
-    const fixture = useTestStore('postgres')
+    const fixture = useTestStore(postgres.name)
 
     async function sql<T extends pg.QueryResultRow> (client: pg.Client, text: string): Promise<T[]> {
       return (await client.query<T>(text)).rows
@@ -42,15 +42,50 @@ for (const postgres of backends('postgres')) {
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
-    it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
-      const url = new URL(fixture.database.url)
-      url.searchParams.set('options', `${url.searchParams.get('options')} -c default_transaction_read_only=on`)
-      const readOnly = await openStore(url.href)
+    it('gives every new connection the server timeouts migrate recorded, through a pooler too', async () => {
+      const client = new pg.Client({ connectionString: fixture.database.url })
+      await client.connect()
       try {
-        assert.ok((await readOnly.listPets({ limit: 1 })).length === 1)
-        await assert.rejects(readOnly.createPet(newPet), (err) => err instanceof StoreUnavailable)
+        assert.deepEqual(await sql(client, 'SHOW statement_timeout'), [{ statement_timeout: '4s' }])
+        assert.deepEqual(await sql(client, 'SHOW idle_in_transaction_session_timeout'), [{ idle_in_transaction_session_timeout: '20s' }])
       } finally {
-        await readOnly.close()
+        await client.end()
+      }
+    })
+
+    it('has a statement that runs past the server timeout cancelled by the server (57014), before the client gives up', async () => {
+      const locker = new pg.Client({ connectionString: fixture.database.url })
+      await locker.connect()
+      try {
+        await sql(locker, 'BEGIN')
+        await sql(locker, 'LOCK TABLE pets IN ACCESS EXCLUSIVE MODE')
+        await assert.rejects(fixture.store.createPet(newPet),
+          (err) => err instanceof StoreUnavailable && (err.cause as { code?: string }).code === '57014')
+      } finally {
+        await locker.end()
+      }
+    })
+
+    it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
+      const database = await createTestDatabase(postgres.name)
+      try {
+        const writable = await openMigratedStore({ ...database, url: database.directUrl })
+        await writable.createPet(newPet)
+        await writable.close()
+        const admin = new pg.Client({ connectionString: database.directUrl })
+        await admin.connect()
+        // Made read-only before a pooler holds a connection to it, so every connection is.
+        await sql(admin, `ALTER DATABASE ${pg.escapeIdentifier(new URL(database.directUrl).pathname.slice(1))} SET default_transaction_read_only = on`)
+        await admin.end()
+        const readOnly = await openStore(database.url)
+        try {
+          assert.ok((await readOnly.listPets({ limit: 1 })).length === 1)
+          await assert.rejects(readOnly.createPet(newPet), (err) => err instanceof StoreUnavailable)
+        } finally {
+          await readOnly.close()
+        }
+      } finally {
+        await database.drop()
       }
     })
 
@@ -60,12 +95,15 @@ for (const postgres of backends('postgres')) {
     })
 
     it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
-      const store = await openStore(fixture.database.url, { timeoutMs: 500 })
-      const locker = new pg.Client({ connectionString: fixture.database.url })
+      const database = await createTestDatabase(postgres.name)
+      const store = await openMigratedStore(database, { timeoutMs: 500 })
+      const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
       const count = async (): Promise<number> => Number((await sql<{ n: string }>(locker, "SELECT count(*) AS n FROM pets WHERE name = 'timed out'"))[0]!.n)
       try {
         await sql(locker, 'BEGIN')
+        // The lock outlives the idle limit the store's short timeouts gave every connection.
+        await sql(locker, 'SET LOCAL idle_in_transaction_session_timeout = 0')
         await sql(locker, 'LOCK TABLE pets, api_keys IN ACCESS EXCLUSIVE MODE')
         await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => err instanceof StoreUnavailable)
         await assert.rejects(store.insertApiKey('timed-out', 'f'.repeat(64)), (err) => err instanceof StoreUnavailable)
@@ -76,11 +114,12 @@ for (const postgres of backends('postgres')) {
       } finally {
         await locker.end()
         await store.close()
+        await database.drop()
       }
     })
 
     it('fails the first start when its key cannot be stored, rather than serving with no key', async () => {
-      const database = await createTestDatabase('postgres')
+      const database = await createTestDatabase(postgres.name)
       const store = await openMigratedStore(database, { timeoutMs: 500 })
       const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()

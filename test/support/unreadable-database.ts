@@ -1,6 +1,6 @@
 /**
  * A test server whose database a test can make unreadable for real: the SQLite
- * store closed under the running app, or PostgreSQL reached through a proxy that is cut.
+ * store closed under the running app, or PostgreSQL (or its pooler) reached through a proxy that is cut.
  */
 import { createTestDatabase, startTestServer, throughAddress, type Backend, type StartOptions, type TestServer } from '../helper.js'
 import { TcpProxy } from './tcp-proxy.js'
@@ -28,7 +28,7 @@ export async function startBreakableServer (backend: Backend['name'], options: O
     }
   }
   const database = await createTestDatabase(backend)
-  const target = new URL(process.env.TEST_DATABASE_URL!)
+  const target = new URL(database.url)
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) })
   // Short waits: a cut connection is given up within a second, as in test/store/postgres-outage.test.ts.
   const server = await startTestServer({ postgres: { timeoutMs: 800 }, ...options, database: throughAddress(database, '127.0.0.1', proxy.port) })

@@ -2,8 +2,9 @@
  * The PostgreSQL store (`pg` with a pool). Any number of instances may share one
  * database: ids come from one identity sequence, an idempotency key's unique row
  * makes a second create with it wait for the first, migrations take an advisory lock.
- * Unnamed statements only, and locks held no longer than a transaction, so the
- * store works through a transaction-mode pooler.
+ * Unnamed statements only, locks held no longer than a transaction, and no startup
+ * parameters (the server's timeouts are the role's defaults), so the store works
+ * through a transaction-mode pooler.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
@@ -13,6 +14,7 @@ import type { CreateResult, IdempotencyClaim, ListPetsOptions, NewPetRecord, Sto
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
+import { recordServerTimeouts, serverTimeouts, setServerTimeouts } from './server-timeouts.js'
 import { PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 
 // Any constant unique to this service, hashed with the schema: migrations of several
@@ -53,17 +55,13 @@ export interface PostgresOptions {
  */
 export async function openPostgresStore (url: string, options: PostgresOptions = {}): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? 5_000
+  const timeouts = serverTimeouts(timeoutMs)
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: timeoutMs,
+    // The server's own, shorter timeouts are the role's defaults, recorded by migrate().
     query_timeout: timeoutMs,
-    // The server gives up first: a statement the client stopped waiting for must not commit
-    // after it (a seed or a key reported failed, then there). Cancelled, it rolls back.
-    statement_timeout: Math.ceil(timeoutMs * 0.8),
-    // A partition can leave the server holding our transaction (and its advisory locks) open:
-    // the server ends it, and keepalive notices the dead socket.
-    idle_in_transaction_session_timeout: 4 * timeoutMs,
     keepAlive: true,
     idleTimeoutMillis: 30_000
   })
@@ -114,8 +112,10 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return await transaction(async (client) => {
         const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
           await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
+        await setServerTimeouts(query, timeouts)
         await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
         await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
+        await recordServerTimeouts(query, timeouts)
         await query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`)
         const { rows } = await query<{ version: number }>(`SELECT version FROM ${MIGRATIONS_TABLE}`)
         const applied: number[] = []
