@@ -46,7 +46,7 @@ const TAKEN_KEY = `
 export interface PostgresOptions {
   /** Pool size per process. */
   maxConnections?: number
-  /** Bounds every wait on the database, so an outage answers 503 instead of hanging. */
+  /** Bounds every wait on the database, so an outage fails fast (StoreUnavailable) instead of hanging. */
   timeoutMs?: number
 }
 
