@@ -29,6 +29,7 @@ import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
 import { registerPetRoutes } from './http/routes/pets.js'
+import { COMPONENTS } from './schemas/components.js'
 import type { Store } from './store/store.js'
 
 export interface AppOptions {
@@ -105,6 +106,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   }
 
   app.setValidatorCompiler(compileValidator)
+  // Routes refer to these by $ref: the serializer resolves them, the document names them as components.
+  for (const schema of COMPONENTS) app.addSchema(schema)
   registerJsonBody(app)
   registerErrorHandling(app)
 
@@ -122,6 +125,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   // Every path registered from here on answers its other methods with 405 and Allow.
   const answerOtherMethods = recordRouteMethods(app)
   await app.register(swagger, {
+    // A component is named by its schema's $id (Pet, NewPet, …) rather than def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     openapi: {
       openapi: '3.1.0',
       info: {
