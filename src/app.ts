@@ -25,6 +25,7 @@ import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http
 import { registerRateLimit } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
+import { registerCors } from './http/plugins/cors.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
@@ -54,8 +55,11 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   let draining = false
-  // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
+  // The hooks every request meets before its route, in this order (CORS, when on, between the two
+  // lists); what the router refuses meets them too.
+  const beforeCors = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost]
+  const fromAuth = [deprecationHeaders(deprecation), authenticate(verifier), checkRequest]
+  const beforeRoute = [...beforeCors, ...fromAuth]
   const app = Fastify({
     loggerInstance: logger,
     // One line per request, from the access log, without the query string.
@@ -114,7 +118,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   decorateRequestState(app)
   // First: a client that leaves during any later hook still gets its line.
   registerAccessLog(app)
-  for (const hook of beforeRoute) app.addHook('onRequest', hook)
+  for (const hook of beforeCors) app.addHook('onRequest', hook)
+  // A preflight carries no key: it is answered before authentication.
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  for (const hook of fromAuth) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
     await registerRateLimit(app, { limit: config.rateLimit, redisUrl: config.redisUrl, redisKeyPrefix: config.redisKeyPrefix })
