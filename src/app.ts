@@ -29,10 +29,12 @@ import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http
 import { registerRateLimit } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
 import { registerAccessLog } from './http/plugins/access-log.js'
+import { registerCors } from './http/plugins/cors.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
 import { registerPetRoutes } from './http/routes/pets.js'
+import { COMPONENTS } from './schemas/components.js'
 import type { Store } from './store/store.js'
 
 export interface AppOptions {
@@ -61,9 +63,11 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const counts = new FailedAuthCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisKeyPrefix: config.redisKeyPrefix, logger })
   const throttle = forgedKeyThrottle({ verifier, counts, onThrottled: () => { metrics.authThrottled.inc() } })
   let draining = false
-  // The hooks every request meets before its route, in this order; what the router refuses meets them too.
-  const beforeRoute = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost, deprecationHeaders(deprecation),
-    throttle.check, authenticate(verifier, throttle.noteFailure), checkRequest]
+  // The hooks every request meets before its route, in this order (CORS, when on, between the two
+  // lists); what the router refuses meets them too.
+  const beforeCors = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost]
+  const fromAuth = [deprecationHeaders(deprecation), throttle.check, authenticate(verifier, throttle.noteFailure), checkRequest]
+  const beforeRoute = [...beforeCors, ...fromAuth]
   const app = Fastify({
     loggerInstance: logger,
     // Only these proxies' X-Forwarded-For is believed (request.ip); none by default, so a client cannot pose as another.
@@ -116,13 +120,18 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   }
 
   app.setValidatorCompiler(compileValidator)
+  // Routes refer to these by $ref: the serializer resolves them, the document names them as components.
+  for (const schema of COMPONENTS) app.addSchema(schema)
   registerJsonBody(app)
   registerErrorHandling(app)
 
   decorateRequestState(app)
   // First: a client that leaves during any later hook still gets its line.
   registerAccessLog(app)
-  for (const hook of beforeRoute) app.addHook('onRequest', hook)
+  for (const hook of beforeCors) app.addHook('onRequest', hook)
+  // A preflight carries no key: it is answered before authentication.
+  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  for (const hook of fromAuth) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
     await registerRateLimit(app, { limit: config.rateLimit, redis, redisKeyPrefix: config.redisKeyPrefix })
@@ -133,6 +142,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   // Every path registered from here on answers its other methods with 405 and Allow.
   const answerOtherMethods = recordRouteMethods(app)
   await app.register(swagger, {
+    // A component is named by its schema's $id (Pet, NewPet, …) rather than def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
     openapi: {
       openapi: '3.1.0',
       info: {

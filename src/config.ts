@@ -47,6 +47,8 @@ export interface Config {
   getPetSunset: Date
   /** Seconds between SIGTERM (readyz turns 503) and closing the listener, for load balancers to notice. */
   shutdownDelay: number
+  /** Origins whose browser pages may call the API (CORS); empty: no CORS header at all. */
+  corsOrigins: readonly string[]
   /** How the operator gave each setting, for messages: its flag (`--port`), else its variable (`PORT`). */
   names: Readonly<Record<SettingKey, string>>
 }
@@ -125,6 +127,21 @@ function proxies (raw: string): readonly string[] {
     if (prefix !== undefined && (!/^[0-9]{1,3}$/.test(prefix) || Number(prefix) > (version === 4 ? 32 : 128))) throw new BrokenRule(PROXY_FORM)
   }
   return Object.freeze(entries)
+}
+
+const ORIGIN_FORM = 'each must be an origin as a browser sends it, scheme://host[:port] with nothing after, such as https://shop.example'
+
+function origins (raw: string): readonly string[] {
+  const list = raw.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  for (const origin of list) {
+    let url: URL | undefined
+    try { url = new URL(origin) } catch {}
+    // A browser's Origin header is the serialized origin: lower-case, no default port, no path; anything else never matches.
+    if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin) {
+      throw new BrokenRule(`${ORIGIN_FORM}: ${origin} is not`)
+    }
+  }
+  return Object.freeze(list)
 }
 
 function optional<T> (parse: (raw: string) => T) {
@@ -245,6 +262,14 @@ export const SETTINGS = [
     default: '0',
     help: 'seconds to keep serving after SIGTERM with /readyz at 503, so a load balancer stops sending first',
     parse: integer(0, 300)
+  },
+  {
+    key: 'corsOrigins',
+    env: 'CORS_ORIGINS',
+    flag: 'cors-origins',
+    default: '',
+    help: 'comma-separated origins whose browser pages may call the API, e.g. https://shop.example (unset: no CORS header at all)',
+    parse: origins
   }
 ] as const satisfies ReadonlyArray<Setting<SettingKey>>
 

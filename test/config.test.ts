@@ -106,6 +106,15 @@ describe('configuration', () => {
     }
   })
 
+  it('reads CORS_ORIGINS as a list of exact origins, and refuses anything a browser never sends as Origin', () => {
+    assert.deepEqual(parseConfig({}).corsOrigins, [])
+    assert.deepEqual(parseConfig({ CORS_ORIGINS: 'https://shop.example, http://127.0.0.1:3000' }).corsOrigins, ['https://shop.example', 'http://127.0.0.1:3000'])
+    const rule = 'each must be an origin as a browser sends it, scheme://host[:port] with nothing after, such as https://shop.example'
+    for (const raw of ['https://shop.example/', 'https://shop.example/app', 'https://Shop.example', 'https://shop.example:443', '*', 'null', 'shop.example', 'ftp://shop.example', 'https://user@shop.example']) {
+      assert.throws(() => parseConfig({ CORS_ORIGINS: `https://ok.example,${raw}` }), new ConfigError(`CORS_ORIGINS: ${rule}: ${raw} is not`), raw)
+    }
+  })
+
   it('lists every setting in .env.example with its default', () => {
     const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)

@@ -2,14 +2,14 @@
  * Animals as JSON Lines, for `import` and `export`: one animal per line, checked
  * by the same schema and the same exact JSON parser as a request to the API.
  */
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { BODY_LIMIT_BYTES } from '../config.js'
 import { parseJsonBody } from '../http/json-body.js'
 import { validationErrorOf } from '../http/validation.js'
+import { compileSchema } from '../schemas/components.js'
 import { parseInt64 } from '../schemas/kinds.js'
 import { Pet } from '../schemas/pets.js'
 
-const checkPet = TypeCompiler.Compile(Pet)
+const checkPet = compileSchema(Pet)
 
 /**
  * The longest line `import` takes, in bytes, its newline aside: an animal is a request

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { ErrorBody } from '../schemas/error.js'
-import { Pet, type NewPet, type PetStatus } from '../schemas/pets.js'
+import { Pet, PetStatus, type NewPet } from '../schemas/pets.js'
 import type { Int64 } from '../schemas/kinds.js'
 import { parseExactJson, stringifyExactJson } from './exact-json.js'
 import { PetstoreError, type PetstoreErrorCode } from './petstore-error.js'
@@ -67,6 +67,8 @@ const RETRIED_STATUSES = new Set([429, 503])
 const ANSWERED_PET = Type.Object(Pet.properties)
 const ANSWERED_PETS = Type.Array(ANSWERED_PET)
 const ANSWERED_ERROR = Type.Object(ErrorBody.properties)
+// The schemas an animal refers to by $ref (its status).
+const REFERENCES = [PetStatus]
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
 
 /**
@@ -108,7 +110,7 @@ export class PetstoreClient {
     const search = query.size === 0 ? '' : `?${query}`
     const url = `${this.#baseUrl}/pets${search}`
     const { response, body } = await this.#call('GET', url)
-    if (!Value.Check(ANSWERED_PETS, body)) throw answerError('invalid_response', 'GET /pets: the response is not an array of animals', response)
+    if (!Value.Check(ANSWERED_PETS, REFERENCES, body)) throw answerError('invalid_response', 'GET /pets: the response is not an array of animals', response)
     const link = nextLinkOf(response.headers.get('link'), url)
     const cursor = link === undefined ? undefined : new URL(link).searchParams.get('cursor') ?? ''
     if (cursor === '') throw answerError('invalid_response', 'GET /pets: Link rel="next" without a cursor', response)
@@ -200,7 +202,7 @@ function isRetried (error: PetstoreError, idempotent: boolean): boolean {
 }
 
 function petOf ({ response, body }: Answer, what: string): Pet {
-  if (!Value.Check(ANSWERED_PET, body)) throw answerError('invalid_response', `${what}: the response is not an animal`, response)
+  if (!Value.Check(ANSWERED_PET, REFERENCES, body)) throw answerError('invalid_response', `${what}: the response is not an animal`, response)
   return body
 }
 

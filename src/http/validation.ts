@@ -4,17 +4,18 @@
  * their digits, and the first broken rule becomes one 400 naming the field.
  */
 import { Kind, type TObject, type TSchema } from '@sinclair/typebox'
-import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import type { TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler } from 'fastify'
 import { AppError } from '../domain/errors.js'
+import { compileSchema } from '../schemas/components.js'
 import { describeRule, isDecimalInteger, parseInt64 } from '../schemas/kinds.js'
 
 type Part = 'body' | 'querystring' | 'params' | 'headers'
 
 /** Fastify's validator compiler: returns the decoded value, or the 400 to answer. */
 export const compileValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {
-  const check = TypeCompiler.Compile(schema)
+  const check = compileSchema(schema)
   const part = (httpPart ?? 'body') as Part
   const properties = schema[Kind] === 'Object' ? (schema as TObject).properties : {}
   const decimals = Object.keys(properties).filter((key) => isDecimalInteger(properties[key]!))

@@ -119,7 +119,7 @@ TypeRegistry.Set<{ enum: string[] }>('StringEnum', (schema, value) =>
  * A string enumeration published as `{ type: 'string', enum: [...] }`.
  * @example StringEnum(['available', 'pending', 'sold'])
  */
-export function StringEnum<const T extends readonly string[]> (values: T, options: { description?: string, default?: T[number] } = {}): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]> (values: T, options: { $id?: string, description?: string, default?: T[number] } = {}): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ ...options, [Kind]: 'StringEnum', type: 'string', enum: [...values] })
 }
 

@@ -4,10 +4,11 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { DecimalInteger, Int64, StringEnum, Text } from './kinds.js'
+import { refTo } from './ref.js'
 
 export const PET_STATUSES = ['available', 'pending', 'sold'] as const
 
-export const PetStatus = StringEnum(PET_STATUSES, { description: 'Availability of the animal.' })
+export const PetStatus = StringEnum(PET_STATUSES, { $id: 'PetStatus', description: 'Availability of the animal.' })
 export type PetStatus = Static<typeof PetStatus>
 
 const name = Text({
@@ -25,10 +26,12 @@ const categoryId = Int64({
 export const NewPet = Type.Object({
   name,
   categoryId,
-  status: Type.Optional(StringEnum(PET_STATUSES, { description: 'Availability of the animal; `available` when omitted.', default: 'available' }))
+  // The default is said in words: code generators (openapi-typescript) make a field with a `default` required.
+  status: Type.Optional(refTo(PetStatus))
 }, {
+  $id: 'NewPet',
   additionalProperties: false,
-  description: 'An animal to add. `id` is assigned by the service and cannot be sent.',
+  description: 'An animal to add. `id` is assigned by the service and cannot be sent; `status` is `available` when omitted.',
   examples: [{ name: 'Rex', categoryId: 3, status: 'available' }]
 })
 export type NewPet = Static<typeof NewPet>
@@ -37,14 +40,17 @@ export const Pet = Type.Object({
   id: Int64({ minimum: 1, description: 'Unique identifier assigned by the service on creation.', examples: [42] }),
   name,
   categoryId,
-  status: PetStatus
+  status: refTo(PetStatus)
 }, {
+  $id: 'Pet',
   additionalProperties: false,
+  description: 'An animal of the catalogue.',
   examples: [{ id: 42, name: 'Rex', categoryId: 3, status: 'available' }]
 })
 export type Pet = Static<typeof Pet>
 
-export const Pets = Type.Array(Pet, {
+export const Pets = Type.Array(refTo(Pet), {
+  $id: 'Pets',
   description: 'Animals in ascending id order.',
   examples: [[{ id: 42, name: 'Rex', categoryId: 3, status: 'available' }, { id: 43, name: 'Tom', categoryId: 1, status: 'sold' }]]
 })

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { PetstoreClient } from '../../src/client/index.js'
+import { compileSchema } from '../../src/schemas/components.js'
 import { Pet } from '../../src/schemas/pets.js'
 import { TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
 import { runCli, runCliOnTerminal } from './run-cli.js'
 
-const checkPet = TypeCompiler.Compile(Pet)
+const checkPet = compileSchema(Pet)
 
 /** Every animal of the database, through `petstore export`. */
 async function exportedPets (url: string): Promise<Pet[]> {

@@ -19,7 +19,8 @@ const BAD_SERVER_SETTINGS: Record<string, [value: string, line: string]> = {
   REDIS_URL: ['http://cache:6379', 'REDIS_URL: must start with redis:// or rediss://'],
   REDIS_KEY_PREFIX: ['has space', 'REDIS_KEY_PREFIX: must be 1 to 64 printable ASCII characters, without spaces'],
   GETPET_SUNSET: ['2020-01-01T00:00:00Z', 'GETPET_SUNSET: must not be before 2026-01-01T00:00:00Z, when getPet was deprecated'],
-  SHUTDOWN_DELAY: ['999', 'SHUTDOWN_DELAY: must be an integer from 0 to 300']
+  SHUTDOWN_DELAY: ['999', 'SHUTDOWN_DELAY: must be an integer from 0 to 300'],
+  CORS_ORIGINS: ['https://shop.example/', 'CORS_ORIGINS: each must be an origin as a browser sends it, scheme://host[:port] with nothing after, such as https://shop.example: https://shop.example/ is not']
 }
 
 const badServerEnv = Object.fromEntries(Object.entries(BAD_SERVER_SETTINGS).map(([name, [value]]) => [name, value]))

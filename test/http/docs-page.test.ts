@@ -55,6 +55,13 @@ describe('GET /docs in a real browser', { skip }, () => {
     assert.deepEqual(blocked, [], 'no request left the server under test')
   })
 
+  it('lists the models under Schemas: Pet, Pets, PetStatus, NewPet and Error', async () => {
+    // OpenAPI 3.1 models are drawn as JSON Schema 2020-12 articles, one a model at level 0.
+    const titles = page.locator('section.models article[data-json-schema-level="0"] > .json-schema-2020-12-head .json-schema-2020-12__title')
+    await titles.first().waitFor({ timeout: 15_000 })
+    assert.deepEqual((await titles.allInnerTexts()).sort(), ['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets'])
+  })
+
   it('sends a request with the key from Authorize, Try it out, Execute, and shows the response', async () => {
     await page.locator('.btn.authorize').first().click()
     const dialog = page.locator('.modal-ux')

@@ -45,6 +45,25 @@ export async function exercise (baseUrl: string, apiKey: string) {
 }
 `
 
+// Compiles only if every line under @ts-expect-error is an error: the models refuse what the API refuses.
+const MODELS = `import type { components } from './schema.js'
+
+type Pet = components['schemas']['Pet']
+type NewPet = components['schemas']['NewPet']
+
+export const pet: Pet = { id: 42, name: 'Rex', categoryId: 3, status: 'available' }
+export const status: components['schemas']['PetStatus'] = pet.status
+export const page: components['schemas']['Pets'] = [pet]
+export const error: components['schemas']['Error'] = { code: 'not_found', message: 'petId: no animal with id 42', status: 404 }
+export const created: NewPet = { name: 'Rex', categoryId: 3 }
+// @ts-expect-error the service assigns the id
+export const withId: NewPet = { id: 42, name: 'Rex', categoryId: 3 }
+// @ts-expect-error categoryId is required
+export const withoutCategory: NewPet = { name: 'Rex' }
+// @ts-expect-error status is one of the enumeration
+export const unknownStatus: Pet = { ...pet, status: 'lost' }
+`
+
 describe('GET /v1/openapi.json with the tools people use', () => {
   let server: TestServer
   let dir: string
@@ -89,6 +108,16 @@ describe('GET /v1/openapi.json with the tools people use', () => {
     const wrong = join(dir, 'wrong.ts')
     writeFileSync(wrong, PROGRAM.replace('categoryId: 7 }', 'categoryID: 7 }'))
     assert.ok(typeErrors(wrong).some((message) => message.includes('categoryID')), 'a misspelt field does not compile')
+  })
+
+  it('gives openapi-typescript named models: Pet, Pets, PetStatus, Error, and a NewPet that refuses an id and needs a categoryId', async () => {
+    const types = astToString(await openapiTS(document as never))
+    writeFileSync(join(dir, 'schema.ts'), types)
+    assert.match(types, /^ {8}Pet: \{$/m)
+    assert.match(types, /status: components\["schemas"\]\["PetStatus"\];/)
+    const models = join(dir, 'models.ts')
+    writeFileSync(models, MODELS)
+    assert.deepEqual(typeErrors(models), [])
   })
 
   it('lets an openapi-fetch client list, create and get against the live server', async () => {

@@ -3,9 +3,13 @@ import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { startTestServer, type TestServer } from '../helper.js'
 
+const OPERATIONS = [['/pets', 'get'], ['/pets', 'post'], ['/pets/{petId}', 'get']] as const
+
 describe('GET /v1/openapi.json and /v1/openapi.yaml', () => {
   let server: TestServer
   let document: any
+  /** The schema itself, or the component its `$ref` names. */
+  const resolve = (schema: any): any => schema.$ref === undefined ? schema : document.components.schemas[schema.$ref.replace('#/components/schemas/', '')]
   before(async () => {
     server = await startTestServer({ env: { PUBLIC_BASE_URL: 'https://api.example.com/v1', STAGING_BASE_URL: 'https://staging.example.com/v1' } })
     document = await (await fetch(`${server.api}/openapi.json`)).json()
@@ -55,19 +59,46 @@ describe('GET /v1/openapi.json and /v1/openapi.yaml', () => {
     assert.deepEqual([limit.type, limit.minimum, limit.maximum, limit.default], ['integer', 1, 100, 20])
     const status = parameters.find((p: { name: string }) => p.name === 'status').schema
     assert.deepEqual(status.enum, ['available', 'pending', 'sold'])
-    const body = document.paths['/pets'].post.requestBody.content['application/json'].schema
+    const body = resolve(document.paths['/pets'].post.requestBody.content['application/json'].schema)
     assert.equal(body.additionalProperties, false)
     assert.deepEqual([...body.required].sort(), ['categoryId', 'name'])
     assert.equal(body.properties.categoryId.format, 'int64')
     assert.equal(body.properties.name.maxLength, 255)
-    const pet = document.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema
+    const pet = resolve(document.paths['/pets/{petId}'].get.responses['200'].content['application/json'].schema)
     assert.deepEqual([...pet.required].sort(), ['categoryId', 'id', 'name', 'status'])
+    assert.deepEqual(resolve(pet.properties.status).enum, ['available', 'pending', 'sold'])
+  })
+
+  it('names the resources as components: Pet, Pets, PetStatus, NewPet and Error', () => {
+    const schemas = document.components.schemas
+    assert.deepEqual(Object.keys(schemas).sort(), ['Error', 'NewPet', 'Pet', 'PetStatus', 'Pets'])
+    assert.deepEqual(schemas.Pet.properties.status, { $ref: '#/components/schemas/PetStatus' })
+    assert.deepEqual(schemas.Pets.items, { $ref: '#/components/schemas/Pet' })
+    assert.equal(schemas.NewPet.properties.id, undefined)
+    assert.deepEqual(Object.keys(schemas.Error.properties).sort(), ['code', 'message', 'status'])
+  })
+
+  it('refers to the components from every request and response body, description and headers kept on the response', () => {
+    assert.deepEqual(document.paths['/pets'].post.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPet' })
+    const success: Record<string, string> = { 'get /pets': 'Pets', 'post /pets': 'Pet', 'get /pets/{petId}': 'Pet' }
+    for (const [path, method] of OPERATIONS) {
+      for (const [status, response] of Object.entries(document.paths[path][method].responses as Record<string, any>)) {
+        const name = Number(status) < 400 ? success[`${method} ${path}`] : 'Error'
+        assert.deepEqual(response.content['application/json'].schema, { $ref: `#/components/schemas/${name}` }, `${method} ${path} ${status}`)
+        assert.ok(response.description.length > 0, `${method} ${path} ${status} description`)
+      }
+    }
+    // getPet's errors keep the deprecation headers beside their reference to Error.
+    for (const status of ['400', '401', '404', '410']) {
+      assert.ok(document.paths['/pets/{petId}'].get.responses[status].headers.Deprecation, `getPet ${status} Deprecation`)
+    }
+    assert.ok(document.paths['/pets'].post.responses['201'].headers.Location)
   })
 
   it('gives an example for each body', () => {
-    const examplesOf = (content: any): unknown => content['application/json'].schema.examples ?? content['application/json'].example ?? content['application/json'].examples
+    const examplesOf = (content: any): unknown => content['application/json'].example ?? content['application/json'].examples ?? resolve(content['application/json'].schema).examples
     assert.ok(examplesOf(document.paths['/pets'].post.requestBody.content))
-    for (const [path, method] of [['/pets', 'get'], ['/pets', 'post'], ['/pets/{petId}', 'get']] as const) {
+    for (const [path, method] of OPERATIONS) {
       for (const [status, response] of Object.entries(document.paths[path][method].responses as Record<string, { content: unknown }>)) {
         assert.ok(examplesOf(response.content), `${method} ${path} ${status}`)
       }

@@ -9,6 +9,7 @@ import type { PetCatalogue } from '../../domain/pets.js'
 import { AppError, type ErrorCode } from '../../domain/errors.js'
 import { ErrorBody } from '../../schemas/error.js'
 import { LIMIT_DEFAULT, ListPetsQuery, NewPet, Pet, PetParams, Pets } from '../../schemas/pets.js'
+import { refTo } from '../../schemas/ref.js'
 import { baseUrlOf } from '../public-url.js'
 
 declare module 'fastify' {
@@ -30,15 +31,19 @@ const IDEMPOTENCY_KEY_MAX = 255
 /** An error response as documented: its code, when it happens, and an example message. */
 interface ErrorDoc { code: ErrorCode, when: string, example: string }
 
+/** A JSON body of a response: its schema by reference to its component, and the example of this response. */
+function json<T extends TSchema> (schema: T, example?: unknown) {
+  return { 'application/json': { schema: refTo(schema), ...(example === undefined ? {} : { example }) } }
+}
+
 /** Error responses of an operation, each with its own example body and the headers it carries. */
 function errors (described: Record<number, ErrorDoc>, headers: Record<string, TSchema> = {}) {
   const responses: Record<number, unknown> = {}
   for (const [status, { code, when, example }] of Object.entries(described)) {
     responses[Number(status)] = {
-      ...ErrorBody,
       description: when,
-      examples: [{ code, message: example, status: Number(status) }],
-      headers: { ...headers, ...ERROR_HEADERS[Number(status)] }
+      headers: { ...headers, ...ERROR_HEADERS[Number(status)] },
+      content: json(ErrorBody, { code, message: example, status: Number(status) })
     }
   }
   return responses
@@ -110,9 +115,9 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
       querystring: ListPetsQuery,
       response: {
         200: {
-          ...Pets,
           description: 'A page of animals.',
-          headers: { Link: Type.String({ description: 'RFC 8288 `rel="next"`: the URL of the next page, when there is one.' }), ...rateLimitHeaders }
+          headers: { Link: Type.String({ description: 'RFC 8288 `rel="next"`: the URL of the next page, when there is one.' }), ...rateLimitHeaders },
+          content: json(Pets)
         },
         ...errors({
           400: { code: 'validation_failed', when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
@@ -155,16 +160,16 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
       headers: Type.Object({
         'idempotency-key': Type.Optional(Type.String({ description: `Makes a retried create safe: 1 to ${IDEMPOTENCY_KEY_MAX} characters (without the quotes when sent quoted), unique per animal.` }))
       }),
-      body: NewPet,
+      body: refTo(NewPet),
       response: {
         201: {
-          ...Pet,
           description: 'The animal, with its assigned id.',
           headers: {
             Location: Type.String({ description: 'The URL of the new animal.' }),
             'Idempotent-Replayed': Type.String({ description: '`true` when this response replays an earlier request with the same Idempotency-Key.' }),
             ...rateLimitHeaders
-          }
+          },
+          content: json(Pet)
         },
         ...errors({
           400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
@@ -199,7 +204,7 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
       'x-sunset': options.sunset.toISOString(),
       params: PetParams,
       response: {
-        200: { ...Pet, description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders } },
+        200: { description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders }, content: json(Pet) },
         // Every response of getPet carries the deprecation headers, errors included (not those answered outside it).
         ...errors({
           400: { code: 'validation_failed', when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
