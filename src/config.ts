@@ -27,6 +27,9 @@ export interface Config {
   databaseUrl: string
   port: number
   host: string
+  /** Port of the metrics listener; 0 turns it off. */
+  metricsPort: number
+  metricsHost: string
   /** Keys accepted as they are, from PETSTORE_API_KEYS. */
   apiKeys: readonly string[]
   /** Production base address, ending in /v1; undefined: built from each request's Host. */
@@ -82,6 +85,11 @@ function integer (min: number, max: number) {
   }
 }
 
+function hostName (raw: string): string {
+  if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
+  return raw
+}
+
 function baseUrl (raw: string): string {
   let url: URL
   try { url = new URL(raw) } catch { throw new BrokenRule('must be an absolute http(s) URL such as https://api.example.com/v1') }
@@ -134,17 +142,16 @@ export const SETTINGS = [
     }
   },
   { key: 'port', env: 'PORT', flag: 'port', default: '8080', help: 'TCP port to listen on', parse: integer(1, 65535) },
+  { key: 'host', env: 'HOST', flag: 'host', default: '127.0.0.1', help: 'address to listen on (0.0.0.0 for every interface)', parse: hostName },
   {
-    key: 'host',
-    env: 'HOST',
-    flag: 'host',
-    default: '127.0.0.1',
-    help: 'address to listen on (0.0.0.0 for every interface)',
-    parse: (raw: string) => {
-      if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
-      return raw
-    }
+    key: 'metricsPort',
+    env: 'METRICS_PORT',
+    flag: 'metrics-port',
+    default: '9464',
+    help: 'TCP port of GET /metrics, apart from the API (it names API keys); 0 turns it off',
+    parse: integer(0, 65535)
   },
+  { key: 'metricsHost', env: 'METRICS_HOST', flag: 'metrics-host', default: '127.0.0.1', help: 'address of the metrics listener (keep it off the open internet)', parse: hostName },
   {
     key: 'apiKeys',
     env: 'PETSTORE_API_KEYS',

@@ -1,10 +1,10 @@
 /**
  * Prometheus metrics: requests by operation and status, latency, calls of
  * deprecated operations by API key name (whom to warn before removal), store errors.
+ * Scraped on a listener of its own (src/metrics-listener.ts).
  */
-import { Counter, Histogram, collectDefaultMetrics } from 'prom-client'
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
-import { ProcessGroupRegistry } from '../../cluster-metrics.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,8 +14,8 @@ declare module 'fastify' {
 }
 
 export class Metrics {
-  /** With WORKERS > 1, its `metrics()` merges every worker's counts (src/cluster-metrics.ts). */
-  readonly registry = new ProcessGroupRegistry()
+  /** This process's own counts; with WORKERS > 1 the primary sums every worker's. */
+  readonly registry = new Registry()
   readonly requests = new Counter({
     name: 'petstore_http_requests_total',
     help: 'HTTP requests answered, by operation and status code.',
