@@ -11,7 +11,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type App } from './app.js'
 import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
-import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
+import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
 import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-database.js'
@@ -19,7 +19,6 @@ import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * On a first start with no key anywhere, issues one and prints it once to stderr.
@@ -100,16 +99,13 @@ export async function startServer (config: Config, options: { migrate: boolean }
       ? err
       : listenError(err as NodeJS.ErrnoException, { port: config.port, host: config.host, portName: config.names.port, hostName: config.names.host })
   }
-  const sweeper = setInterval(() => {
-    store.sweepIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS))
-      .catch((err: unknown) => logger.warn({ err }, 'idempotency key sweep failed'))
-  }, SWEEP_INTERVAL_MS).unref()
+  const sweeper = startIdempotencySweeper(store, app.metrics, logger)
 
   let closing: Promise<void> | undefined
   const close = (delayMs = 0): Promise<void> => {
     closing ??= (async () => {
       app.startDraining()
-      clearInterval(sweeper)
+      sweeper.stop()
       if (delayMs > 0) {
         logger.info({ delayMs }, 'draining: readyz answers 503')
         await sleep(delayMs)

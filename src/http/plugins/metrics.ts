@@ -1,7 +1,7 @@
 /**
  * Prometheus metrics: requests by operation and status, latency, calls of
- * deprecated operations by API key name (whom to warn before removal), store errors.
- * Scraped on a listener of its own (src/metrics-listener.ts).
+ * deprecated operations by API key name (whom to warn before removal), store errors,
+ * idempotency-key sweeps. Scraped on a listener of its own (src/metrics-listener.ts).
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
@@ -13,6 +13,7 @@ declare module 'fastify' {
   }
 }
 
+/** @example const metrics = new Metrics(); metrics.idempotencySweeps.inc() */
 export class Metrics {
   /** This process's own counts; with WORKERS > 1 the primary sums every worker's. */
   readonly registry = new Registry()
@@ -41,6 +42,18 @@ export class Metrics {
   readonly storeErrors = new Counter({
     name: 'petstore_store_errors_total',
     help: 'Requests answered 503 because the database was unavailable.',
+    registers: [this.registry]
+  })
+
+  readonly idempotencySweeps = new Counter({
+    name: 'petstore_idempotency_sweeps_total',
+    help: 'Sweeps of expired idempotency keys finished.',
+    registers: [this.registry]
+  })
+
+  readonly idempotencyKeysSwept = new Counter({
+    name: 'petstore_idempotency_keys_swept_total',
+    help: 'Expired idempotency keys deleted by the sweeps.',
     registers: [this.registry]
   })
 
