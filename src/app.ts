@@ -50,6 +50,8 @@ export interface AppOptions {
 export interface App extends FastifyInstance {
   /** Starts the graceful shutdown: /readyz answers 503 from now on. */
   startDraining: () => void
+  /** This process's counts, scraped on the metrics listener (src/metrics-listener.ts), never on the API port. */
+  metrics: Metrics
 }
 
 /**
@@ -110,10 +112,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.startDraining = () => { draining = true }
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
 
+  app.metrics = metrics
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const meta = {
     store,
-    metrics,
     publicBaseUrl: config.publicBaseUrl,
     stagingBaseUrl: config.stagingBaseUrl,
     isDraining: () => draining

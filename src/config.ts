@@ -28,6 +28,9 @@ export interface Config {
   databaseUrl: string
   port: number
   host: string
+  /** Port of the metrics listener; 0 turns it off. */
+  metricsPort: number
+  metricsHost: string
   /** Keys accepted as they are, from PETSTORE_API_KEYS. */
   apiKeys: readonly string[]
   /** Addresses and CIDRs of the proxies whose X-Forwarded-For is believed; empty: none. */
@@ -85,6 +88,11 @@ function integer (min: number, max: number) {
     if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new BrokenRule(`must be an integer from ${min} to ${max}`)
     return Number(raw)
   }
+}
+
+function hostName (raw: string): string {
+  if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
+  return raw
 }
 
 function baseUrl (raw: string): string {
@@ -167,17 +175,16 @@ export const SETTINGS = [
     }
   },
   { key: 'port', env: 'PORT', flag: 'port', default: '8080', help: 'TCP port to listen on', parse: integer(1, 65535) },
+  { key: 'host', env: 'HOST', flag: 'host', default: '127.0.0.1', help: 'address to listen on (0.0.0.0 for every interface)', parse: hostName },
   {
-    key: 'host',
-    env: 'HOST',
-    flag: 'host',
-    default: '127.0.0.1',
-    help: 'address to listen on (0.0.0.0 for every interface)',
-    parse: (raw: string) => {
-      if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
-      return raw
-    }
+    key: 'metricsPort',
+    env: 'METRICS_PORT',
+    flag: 'metrics-port',
+    default: '9464',
+    help: 'TCP port of GET /metrics, apart from the API (it names API keys); 0 turns it off',
+    parse: integer(0, 65535)
   },
+  { key: 'metricsHost', env: 'METRICS_HOST', flag: 'metrics-host', default: '127.0.0.1', help: 'address of the metrics listener (keep it off the open internet)', parse: hostName },
   {
     key: 'apiKeys',
     env: 'PETSTORE_API_KEYS',

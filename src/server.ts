@@ -1,24 +1,24 @@
 /**
- * The process: open the store, build the app, listen, and close everything
- * cleanly on SIGTERM or SIGINT. With WORKERS > 1 the primary migrates, then
- * forks workers that share the port (node:cluster).
+ * The process: open the store, build the app, listen (the API, and the metrics
+ * listener apart), and close everything cleanly on SIGTERM or SIGINT. With
+ * WORKERS > 1 the primary migrates, serves the metrics of every worker, and forks
+ * workers that share the API port (node:cluster).
  */
 import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type App } from './app.js'
-import { answerClusterScrapes } from './cluster-metrics.js'
 import { ConfigError, type Config } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
-import { IDEMPOTENCY_TTL_MS } from './domain/pets.js'
+import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
+import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-database.js'
 import { openStore } from './store/open-store.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 
 /**
  * On a first start with no key anywhere, issues one and prints it once to stderr.
@@ -41,14 +41,30 @@ export async function ensureAnApiKey (store: Store, config: Config): Promise<str
   return key
 }
 
+/** The settings of one listener: the API's, or the metrics'. */
+interface ListenSettings { port: number, host: string, portName: string, hostName: string }
+
 /**
  * Why the port cannot be listened on, under the setting at fault: the port's when it is taken
  * or privileged (EADDRINUSE, EACCES below 1024), else the host's (EADDRNOTAVAIL, ENOTFOUND).
  */
-function listenError (err: NodeJS.ErrnoException, config: Config): ConfigError {
-  const { port, host, names } = config
-  if (err.code === 'EADDRINUSE') return new ConfigError(`${names.port}: ${port} is already in use on ${host}`)
-  return new ConfigError(`${err.code === 'EACCES' ? names.port : names.host}: cannot listen on ${host}:${port} (${err.message})`)
+function listenError (err: NodeJS.ErrnoException, { port, host, portName, hostName }: ListenSettings): ConfigError {
+  if (err.code === 'EADDRINUSE') return new ConfigError(`${portName}: ${port} is already in use on ${host}`)
+  return new ConfigError(`${err.code === 'EACCES' ? portName : hostName}: cannot listen on ${host}:${port} (${err.message})`)
+}
+
+/**
+ * The metrics listener of METRICS_PORT and METRICS_HOST, or none when METRICS_PORT is 0.
+ * @throws ConfigError naming the setting, when it cannot listen
+ */
+async function startMetricsListener (config: Config, scrape: Scrape): Promise<MetricsListener | undefined> {
+  if (config.metricsPort === 0) return undefined
+  const { metricsPort: port, metricsHost: host, names } = config
+  try {
+    return await listenForScrapes({ port, host }, scrape)
+  } catch (err) {
+    throw listenError(err as NodeJS.ErrnoException, { port, host, portName: names.metricsPort, hostName: names.metricsHost })
+  }
 }
 
 export interface RunningServer {
@@ -62,41 +78,46 @@ export interface RunningServer {
   close: (delayMs?: number) => Promise<void>
 }
 
-/** Starts one serving process (a worker, or the only process). */
+/**
+ * Starts one serving process: the only process (`migrate`, and its own metrics listener),
+ * or a worker (its metrics go to the primary).
+ */
 export async function startServer (config: Config, options: { migrate: boolean }): Promise<RunningServer> {
   const logger = createLogger(config.logLevel)
   const store = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl)
   if (options.migrate) await ensureAnApiKey(store, config)
   const app = await buildApp({ config, store, logger })
   let url: string
+  let metricsListener: MetricsListener | undefined
   try {
     url = await app.listen({ port: config.port, host: config.host })
+    if (cluster.isPrimary) metricsListener = await startMetricsListener(config, app.metrics.registry)
   } catch (err) {
     await app.close()
     await store.close()
-    throw listenError(err as NodeJS.ErrnoException, config)
+    throw err instanceof ConfigError
+      ? err
+      : listenError(err as NodeJS.ErrnoException, { port: config.port, host: config.host, portName: config.names.port, hostName: config.names.host })
   }
-  const sweeper = setInterval(() => {
-    store.sweepIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS))
-      .catch((err: unknown) => logger.warn({ err }, 'idempotency key sweep failed'))
-  }, SWEEP_INTERVAL_MS).unref()
+  const sweeper = startIdempotencySweeper(store, app.metrics, logger)
 
   let closing: Promise<void> | undefined
   const close = (delayMs = 0): Promise<void> => {
     closing ??= (async () => {
       app.startDraining()
-      clearInterval(sweeper)
+      sweeper.stop()
       if (delayMs > 0) {
         logger.info({ delayMs }, 'draining: readyz answers 503')
         await sleep(delayMs)
       }
       await app.close() // waits for the requests in flight
+      await metricsListener?.close()
       await store.close()
       logger.info('closed')
     })()
     return closing
   }
-  logger.info({ url, store: store.kind, pid: process.pid }, 'listening')
+  logger.info({ url, metrics: metricsListener?.origin, store: store.kind, pid: process.pid }, 'listening')
   return { app, store, url, close }
 }
 
@@ -136,6 +157,8 @@ function isStartFailed (message: unknown): message is StartFailed {
 
 /** A worker: serve, or tell the primary in one line why it cannot. */
 async function serveAsWorker (config: Config): Promise<void> {
+  // An empty answer to the primary's scrapes until this worker serves, rather than none (a failed scrape).
+  reportToThePrimary([])
   let server: RunningServer
   try {
     server = await startServer(config, { migrate: false })
@@ -145,17 +168,18 @@ async function serveAsWorker (config: Config): Promise<void> {
     process.send?.(failed, () => process.exit(1))
     return
   }
+  reportToThePrimary([server.app.metrics.registry])
   closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
 }
 
 /**
  * The primary: forks the workers, replaces a worker that dies after it was
- * serving, merges their metrics for /metrics, and stops them all on SIGTERM/SIGINT
- * (exit 0 once each has closed).
+ * serving, and stops them all on SIGTERM/SIGINT (exit 0 once each has closed),
+ * its metrics listener with them.
  * A worker that fails before it serves would fail again if forked again, so the
  * primary stops the others and exits 1 with that worker's one-line error.
  */
-function superviseWorkers (count: number, shutdownDelayMs: number): void {
+function superviseWorkers (count: number, shutdownDelayMs: number, metricsListener: MetricsListener | undefined): void {
   const live = new Set<number>()
   const serving = new Set<number>()
   let stopping = false
@@ -165,6 +189,7 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
   const stop = (): void => {
     if (stopping) return
     stopping = true
+    void metricsListener?.close()
     setTimeout(() => process.exit(1), shutdownDelayMs + SHUTDOWN_TIMEOUT_MS).unref()
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
     exitWhenAllGone()
@@ -201,7 +226,6 @@ function superviseWorkers (count: number, shutdownDelayMs: number): void {
     else settle()
   })
 
-  answerClusterScrapes()
   for (let i = 0; i < count; i++) fork()
   // Its own stop, not close-with-grace: a worker's failure starts it too, and its exit code is its workers'.
   // Every signal after the first is ignored by stop(), as by closeOnSignals.
@@ -221,5 +245,6 @@ export async function serve (config: Config): Promise<void> {
   const store = await openMigratedStore(config)
   await ensureAnApiKey(store, config)
   await store.close()
-  superviseWorkers(config.workers, config.shutdownDelay * 1000)
+  const metricsListener = await startMetricsListener(config, sumOfWorkers())
+  superviseWorkers(config.workers, config.shutdownDelay * 1000, metricsListener)
 }

@@ -12,6 +12,7 @@ import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import type { RequestTimeouts } from '../src/config.js'
 import { createLogger } from '../src/logger.js'
+import { listenForScrapes, type MetricsListener } from '../src/metrics-listener.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
@@ -104,6 +105,8 @@ export interface TestServer {
   api: string
   /** Origin: http://127.0.0.1:PORT */
   origin: string
+  /** The metrics listener, on a port of its own: `${metrics.origin}/metrics`. */
+  metrics: MetricsListener
   app: App
   store: Store
   database: TestDatabase
@@ -148,9 +151,11 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
   const store = await openMigratedStore(database, options.postgres)
   const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
+  const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, app.metrics.registry)
   return {
     api: `${origin}/v1`,
     origin,
+    metrics,
     app,
     store,
     database,
@@ -158,6 +163,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
     logText: () => lines.join('\n'),
     close: async () => {
       await app.close()
+      await metrics.close()
       await store.close()
       if (options.database === undefined) await database.drop()
     }

@@ -66,8 +66,11 @@ export interface Store {
   importPets (pets: Pet[]): Promise<void>
   /** Inserts animals with ids the database assigns, so none is reused (seed); one transaction. */
   insertPets (pets: NewPetRecord[]): Promise<void>
-  /** Deletes idempotency keys recorded before the instant; returns how many. */
-  sweepIdempotencyKeys (olderThan: Date): Promise<number>
+  /**
+   * Deletes at most `limit` idempotency keys recorded before the instant, in one short
+   * statement; returns how many. The sweep's loop is src/domain/idempotency-sweep.ts.
+   */
+  deleteIdempotencyKeys (olderThan: Date, limit: number): Promise<number>
 
   /** Returns undefined when a key has that name already. */
   insertApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>

@@ -114,7 +114,8 @@ function shellCommand (args: string[]): string {
 }
 
 async function collect (file: string, args: string[], options: CliOptions): Promise<CliResult> {
-  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'], timeout: options.timeoutMs })
+  // No metrics listener unless a test asks: the default port would be shared by every run at once.
+  const child = spawn(file, args, { cwd: ROOT, env: { ...process.env, METRICS_PORT: '0', ...options.env }, stdio: ['pipe', options.stdout ?? 'pipe', 'pipe'], timeout: options.timeoutMs })
   let stdout = ''
   let stderr = ''
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })

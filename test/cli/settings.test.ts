@@ -9,6 +9,8 @@ import { runCli } from './run-cli.js'
 const BAD_SERVER_SETTINGS: Record<string, [value: string, line: string]> = {
   PORT: ['99999', 'PORT: must be an integer from 1 to 65535'],
   HOST: ['bad host', 'HOST: must be a host name or an IP address'],
+  METRICS_PORT: ['65536', 'METRICS_PORT: must be an integer from 0 to 65535'],
+  METRICS_HOST: ['bad host', 'METRICS_HOST: must be a host name or an IP address'],
   PETSTORE_API_KEYS: ['short', 'PETSTORE_API_KEYS: each key must be 16 to 512 printable ASCII characters, without spaces'],
   TRUST_PROXY: ['true', 'TRUST_PROXY: must be comma-separated IP addresses or CIDRs, such as 10.0.0.0/8,127.0.0.1'],
   PUBLIC_BASE_URL: ['https://api.example.com', "PUBLIC_BASE_URL: must end in /v1, the API's version segment, such as https://api.example.com/v1"],

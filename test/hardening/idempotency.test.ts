@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { IDEMPOTENCY_TTL_MS } from '../../src/domain/pets.js'
+import { sweepIdempotencyKeys } from '../../src/domain/idempotency-sweep.js'
 import { TEST_KEY, backends, createTestDatabase, errorBody, post, startTestServer, type TestServer } from '../helper.js'
 import { query } from './database.js'
 import { openRaw } from './raw-http.js'
@@ -135,7 +135,7 @@ for (const backend of backends()) {
       assert.notEqual((await later.json() as { id: number }).id, first.id)
 
       await query(server.database.url, 'UPDATE idempotency_keys SET created_at = created_at - ? WHERE key = ?', [DAY_MS + 1000, 'expired-1'])
-      const swept = await server.store.sweepIdempotencyKeys(new Date(Date.now() - IDEMPOTENCY_TTL_MS))
+      const swept = await sweepIdempotencyKeys(server.store)
       assert.equal(swept, 1)
       const left = (await query(server.database.url, 'SELECT key FROM idempotency_keys')).map((row) => row.key)
       assert.ok(!left.includes('expired-1'))

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys.js'
-import { backends, get, post, type TestServer } from '../helper.js'
+import { backends, errorBody, get, post, type TestServer } from '../helper.js'
+import { rawRequest } from './raw-http.js'
 import { startBreakableServer, type BreakableServer } from '../support/unreadable-database.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
@@ -29,10 +30,11 @@ function valueOf (samples: Sample[], name: string, labels: Record<string, string
 }
 
 for (const backend of backends()) {
-  describe(`${backend.name}: GET /metrics after traffic`, { skip: backend.skip }, () => {
+  describe(`${backend.name}: GET /metrics on the metrics listener after traffic`, { skip: backend.skip }, () => {
     let breakable: BreakableServer
     let server: TestServer
     let samples: Sample[]
+    let onTheApiPort: Response
     before(async () => {
       breakable = await startBreakableServer(backend.name)
       server = breakable.server
@@ -48,10 +50,11 @@ for (const backend of backends()) {
       await breakable.cutDatabase()
       for (let i = 0; i < 2; i++) assert.equal((await get(server, '/pets')).status, 503)
       assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
-      const response = await fetch(`${server.origin}/metrics`)
+      const response = await fetch(`${server.metrics.origin}/metrics`)
       assert.equal(response.status, 200)
       assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
       samples = parseMetrics(await response.text())
+      onTheApiPort = await fetch(`${server.origin}/metrics`)
     })
     after(async () => { await breakable.close() })
 
@@ -90,6 +93,24 @@ for (const backend of backends()) {
 
     it('exposes the process metrics', () => {
       assert.ok(valueOf(samples, 'petstore_process_resident_memory_bytes') > 0)
+    })
+
+    it('answers /metrics on the API port 404 not_found, as any unknown path, naming no key', async () => {
+      assert.equal(onTheApiPort.status, 404)
+      const body = await errorBody(onTheApiPort)
+      assert.equal(body.code, 'not_found')
+      assert.doesNotMatch(JSON.stringify(body), /ops|env-1|petstore_/)
+    })
+
+    it('answers HEAD as GET without the body, another method 405 and another path 404 on the metrics listener', async () => {
+      const head = await rawRequest(server.metrics.origin, 'HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.equal(head.status, 200)
+      assert.match(head.headers['content-type'] ?? '', /^text\/plain/)
+      assert.equal(head.body, '')
+      const post = await fetch(`${server.metrics.origin}/metrics`, { method: 'POST' })
+      assert.equal(post.status, 405)
+      assert.equal(post.headers.get('allow'), 'GET, HEAD')
+      for (const path of ['/', '/healthz', '/v1/pets', '/metrics/x']) assert.equal((await fetch(`${server.metrics.origin}${path}`)).status, 404, path)
     })
   })
 }

@@ -38,7 +38,7 @@ export async function startServerProcess (databaseUrl: string, env: Record<strin
     cwd: ROOT,
     // Its own process group, which a test signals as a whole (`kill -- -PGID`), as systemd does.
     detached: ownProcessGroup,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', LOG_LEVEL: 'warn', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let output = ''

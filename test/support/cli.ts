@@ -21,7 +21,8 @@ export function spawnCli (args: string[], options: CliOptions = {}): ChildProces
     cwd: options.cwd,
     uid: options.uid,
     gid: options.uid,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
+    // No metrics listener unless a test asks: the default port would be shared by every run at once.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', METRICS_PORT: '0', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe']
   }) as ChildProcess & { output: { stdout: string, stderr: string } }
   child.output = { stdout: '', stderr: '' }

@@ -23,6 +23,7 @@ export async function startBreakableServer (backend: Backend['name'], options: O
       cutDatabase: async () => { await server.store.close() },
       close: async () => {
         await server.app.close()
+        await server.metrics.close()
         await server.database.drop()
       }
     }

@@ -1,11 +1,11 @@
 /**
  * Prometheus metrics: requests by operation and status, latency, calls of
  * deprecated operations by API key name (whom to warn before removal), store errors,
- * requests refused by the throttle of forged keys.
+ * requests refused by the throttle of forged keys, idempotency-key sweeps. Scraped on a
+ * listener of its own (src/metrics-listener.ts).
  */
-import { Counter, Histogram, collectDefaultMetrics } from 'prom-client'
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
-import { ProcessGroupRegistry } from '../../cluster-metrics.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,9 +14,10 @@ declare module 'fastify' {
   }
 }
 
+/** @example const metrics = new Metrics(); metrics.idempotencySweeps.inc() */
 export class Metrics {
-  /** With WORKERS > 1, its `metrics()` merges every worker's counts (src/cluster-metrics.ts). */
-  readonly registry = new ProcessGroupRegistry()
+  /** This process's own counts; with WORKERS > 1 the primary sums every worker's. */
+  readonly registry = new Registry()
   readonly requests = new Counter({
     name: 'petstore_http_requests_total',
     help: 'HTTP requests answered, by operation and status code.',
@@ -48,6 +49,18 @@ export class Metrics {
   readonly authThrottled = new Counter({
     name: 'petstore_auth_throttled_total',
     help: 'Requests answered 429 because their address had too many failed authentications.',
+    registers: [this.registry]
+  })
+
+  readonly idempotencySweeps = new Counter({
+    name: 'petstore_idempotency_sweeps_total',
+    help: 'Sweeps of expired idempotency keys finished.',
+    registers: [this.registry]
+  })
+
+  readonly idempotencyKeysSwept = new Counter({
+    name: 'petstore_idempotency_keys_swept_total',
+    help: 'Expired idempotency keys deleted by the sweeps.',
     registers: [this.registry]
   })
 

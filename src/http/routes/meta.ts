@@ -1,17 +1,15 @@
 /**
- * Around the API, no key needed: health, readiness, metrics, the OpenAPI
- * document and the interactive docs page.
+ * Around the API, no key needed: health, readiness, the OpenAPI document and the
+ * interactive docs page. Metrics are on a listener of their own (src/metrics-listener.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import type { Store } from '../../store/store.js'
-import type { Metrics } from '../plugins/metrics.js'
 import { sendError } from '../error-handler.js'
 import { baseUrlOf } from '../public-url.js'
 
 export interface MetaRoutesOptions {
   store: Store
-  metrics: Metrics
   publicBaseUrl: string | undefined
   stagingBaseUrl: string | undefined
   /** True once shutdown has begun: /readyz answers 503 so load balancers stop sending. */
@@ -34,11 +32,6 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
     // Sent, not thrown: the error handler would log each probe of a draining process as a store failure.
     if (options.isDraining()) return sendError(reply, new AppError('unavailable', 'shutting down', { 'retry-after': '1' }))
     return options.store.ping().then(() => ({ status: 'ready' }))
-  })
-
-  app.get('/metrics', { schema: hide, config: { operation: 'metrics' } }, async (_request, reply) => {
-    reply.type(options.metrics.registry.contentType)
-    return await options.metrics.registry.metrics()
   })
 
   app.get('/v1/openapi.json', { schema: hide, config: { operation: 'openapi' } }, async (request) =>

@@ -20,8 +20,7 @@ import { PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from 
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
 export const MIGRATION_LOCK = 7_370_736_174
-// Migrations may rebuild tables, and an instance may wait for another's; the hourly sweep may
-// delete many rows: not bounded by timeoutMs.
+// Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
 // The key is recorded with the next id unless a live record of it exists (then no row comes
@@ -183,16 +182,12 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       if ((rowCount ?? 0) < pets.length) throw new NoIdLeft()
     },
 
-    async sweepIdempotencyKeys (olderThan) {
-      // No request waits on the hourly sweep, and one cancelled at the statement timeout would
-      // leave a larger backlog each hour: bounded as a migration is.
-      return await transaction(async (client) => {
-        await client.query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
-        const { rowCount } = await client.query({
-          text: 'DELETE FROM idempotency_keys WHERE created_at < $1', values: [olderThan.getTime()], query_timeout: MIGRATION_TIMEOUT_MS
-        } as pg.QueryConfig)
-        return rowCount ?? 0
-      })
+    async deleteIdempotencyKeys (olderThan, limit) {
+      // A statement of its own, no transaction: each batch's row locks go as soon as it ends.
+      const { rowCount } = await pool.query(
+        'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT $2)',
+        [olderThan.getTime(), limit])
+      return rowCount ?? 0
     },
 
     async insertApiKey (name, keyHash) {

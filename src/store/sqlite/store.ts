@@ -104,8 +104,10 @@ export function openSqliteStore (path: string): Store {
       insertPets.immediate(pets)
     },
 
-    async sweepIdempotencyKeys (olderThan) {
-      return Number(sql('DELETE FROM idempotency_keys WHERE created_at < ?').run(olderThan.getTime()).changes)
+    async deleteIdempotencyKeys (olderThan, limit) {
+      // On this (the requests') connection, holding the write lock: a batch keeps both waits short.
+      return sql('DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ? LIMIT ?)')
+        .run(olderThan.getTime(), limit).changes
     },
 
     async insertApiKey (name, keyHash) {

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { AUTH, errorBody, post, startTestServer, type TestServer } from '../helper.js'
+
+/** A 2 MiB tmpfs at a new directory, or why it cannot be mounted (not root, no privilege). */
+function mountSmallDisk (): { dir: string } | { refused: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-full-'))
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'pipe' })
+    return { dir }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true })
+    return { refused: String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim().split('\n')[0]! }
+  }
+}
+
+/** Appends to `path` until the disk is full. */
+function fillDisk (path: string): void {
+  const chunk = Buffer.alloc(16 * 1024)
+  for (;;) {
+    try {
+      appendFileSync(path, chunk)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return
+      throw err
+    }
+  }
+}
+
+const disk = mountSmallDisk()
+if ('refused' in disk) console.log(`SQLite full-disk test skipped: cannot mount a tmpfs (${disk.refused})`)
+
+describe('sqlite: creates on a full disk', { skip: 'refused' in disk }, () => {
+  const dir = 'dir' in disk ? disk.dir : ''
+  const filler = join(dir, 'filler')
+  let server: TestServer
+  const created: number[] = []
+
+  before(async () => {
+    server = await startTestServer({ database: { url: `sqlite:${join(dir, 'petstore.db')}`, directUrl: `sqlite:${join(dir, 'petstore.db')}`, drop: async () => {} } })
+  })
+  after(async () => {
+    await server?.close()
+    execFileSync('umount', [dir])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function create (name: string): Promise<Response> {
+    const response = await post(server, '/pets', { name, categoryId: 3 })
+    if (response.status === 201) created.push((await response.clone().json() as { id: number }).id)
+    return response
+  }
+
+  it('refuses creates with 503 unavailable and Retry-After once the disk is full', async () => {
+    for (let i = 0; i < 5; i++) assert.equal((await create(`before ${i}`)).status, 201)
+    fillDisk(filler)
+    // SQLite may still fit a few creates in pages it holds already; a full disk shows within these.
+    let refused: Response | undefined
+    for (let i = 0; i < 500 && refused === undefined; i++) {
+      const response = await create(`full ${i}`)
+      if (response.status !== 201) refused = response
+    }
+    assert.ok(refused !== undefined, 'a create was refused')
+    assert.equal(refused.status, 503)
+    assert.equal(refused.headers.get('retry-after'), '1')
+    assert.equal((await errorBody(refused)).code, 'unavailable')
+  })
+
+  it('creates again once space returns, and every animal answered 201 is there', async () => {
+    rmSync(filler)
+    const response = await create('after')
+    assert.equal(response.status, 201)
+    const listed: number[] = []
+    let url: string | undefined = `${server.api}/pets?limit=100`
+    while (url !== undefined) {
+      const page: Response = await fetch(url, { headers: AUTH })
+      assert.equal(page.status, 200)
+      listed.push(...(await page.json() as Array<{ id: number }>).map((pet) => pet.id))
+      url = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
+    }
+    assert.deepEqual(listed, [...created].sort((a, b) => a - b))
+  })
+})
