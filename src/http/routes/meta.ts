@@ -28,10 +28,14 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
 
   app.get('/healthz', { schema: hide, config: { operation: 'healthz' } }, async () => ({ status: 'ok' }))
 
-  app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, (_request, reply) => {
+  app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, async (_request, reply) => {
     // Sent, not thrown: the error handler would log each probe of a draining process as a store failure.
-    if (options.isDraining()) return sendError(reply, new AppError('unavailable', 'shutting down', { 'retry-after': '1' }))
-    return options.store.ping().then(() => ({ status: 'ready' }))
+    if (options.isDraining()) {
+      sendError(reply, new AppError('unavailable', 'shutting down', { 'retry-after': '1' }))
+      return reply
+    }
+    await options.store.ping()
+    return { status: 'ready' }
   })
 
   app.get('/v1/openapi.json', { schema: hide, config: { operation: 'openapi' } }, async (request) =>
