@@ -13,23 +13,23 @@ import { ApiKeyVerifier } from './domain/api-keys.js'
 import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
-import { registerErrorHandling } from './http/error-handler.js'
+import { errorHandling } from './http/error-handler.js'
 import { clientErrorHandlerFor, frameworkErrorHandlerFor, writeErrorToSocket } from './http/protocol-errors.js'
 import { FailedAuthCounts } from './http/failed-auth-counts.js'
 import { connectRedis } from './http/redis.js'
-import { decorateRequestState, startRequestState } from './http/request-state.js'
+import { requestState, startRequestState } from './http/request-state.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
-import { registerJsonBody } from './http/json-body.js'
+import { jsonBody } from './http/json-body.js'
 import { routableUrl } from './http/routable-url.js'
 import { authenticate } from './http/plugins/auth.js'
-import { deprecationHeaders, registerSunset } from './http/plugins/deprecation.js'
+import { deprecationHeaders, sunset } from './http/plugins/deprecation.js'
 import { forgedKeyThrottle } from './http/plugins/forged-key-throttle.js'
-import { Metrics, registerMetrics } from './http/plugins/metrics.js'
+import { Metrics, metricsHooks } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
-import { registerRateLimit } from './http/plugins/rate-limit.js'
+import { perKeyRateLimit } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
-import { registerAccessLog } from './http/plugins/access-log.js'
-import { registerCors } from './http/plugins/cors.js'
+import { accessLog } from './http/plugins/access-log.js'
+import { corsOrigins } from './http/plugins/cors.js'
 import { compileValidator } from './http/validation.js'
 import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
@@ -124,22 +124,21 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.setValidatorCompiler(compileValidator)
   // Routes refer to these by $ref: the serializer resolves them, the document names them as components.
   for (const schema of COMPONENTS) app.addSchema(schema)
-  registerJsonBody(app)
-  registerErrorHandling(app)
-
-  decorateRequestState(app)
+  await app.register(jsonBody)
+  await app.register(errorHandling)
+  await app.register(requestState)
   // First: a client that leaves during any later hook still gets its line.
-  registerAccessLog(app)
+  await app.register(accessLog)
   for (const hook of beforeCors) app.addHook('onRequest', hook)
   // A preflight carries no key: it is answered before authentication.
-  if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+  if (config.corsOrigins.length > 0) await app.register(corsOrigins, { origins: config.corsOrigins })
   for (const hook of fromAuth) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
-    await registerRateLimit(app, { limit: config.rateLimit, redis, redisKeyPrefix: config.redisKeyPrefix })
+    await app.register(perKeyRateLimit, { limit: config.rateLimit, redis, redisKeyPrefix: config.redisKeyPrefix })
   }
-  registerSunset(app, deprecation)
-  registerMetrics(app, metrics)
+  await app.register(sunset, deprecation)
+  await app.register(metricsHooks, { metrics })
 
   // Every path registered from here on answers its other methods with 405 and Allow.
   const answerOtherMethods = recordRouteMethods(app)

@@ -7,6 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, onReq
 import { BODY_LIMIT_BYTES, URL_LIMIT_BYTES } from '../config.js'
 import { AppError, isAppError } from '../domain/errors.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
+import fp from 'fastify-plugin'
 
 // A store that cannot answer may soon; one out of ids needs an operator, and a client that
 // honours Retry-After gives up at once.
@@ -47,7 +48,7 @@ export function sendError (reply: FastifyReply, error: AppError): void {
 /**
  * @example registerErrorHandling(app) // once, before the routes
  */
-export function registerErrorHandling (app: FastifyInstance): void {
+async function errorHandlingPlugin (app: FastifyInstance): Promise<void> {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     if (request.raw.aborted) {
       // The client closed the connection while sending its request (or was answered a 408 on
@@ -75,6 +76,9 @@ export function registerErrorHandling (app: FastifyInstance): void {
   const refuseUnknownRoute: onRequestHookHandler = (request, _reply, done) => { done(notFound(request) as unknown as FastifyError) }
   app.setNotFoundHandler({ onRequest: refuseUnknownRoute } as NotFoundOptions, (request, reply) => { sendError(reply, notFound(request)) })
 }
+
+/** @example await app.register(errorHandling) */
+export const errorHandling = fp(errorHandlingPlugin, { name: 'petstore-error-handling' })
 
 type NotFoundOptions = Parameters<FastifyInstance['setNotFoundHandler']>[0] & { onRequest?: onRequestHookHandler }
 

@@ -8,6 +8,7 @@ import { parse } from 'lossless-json'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../domain/errors.js'
 import { parseInt64 } from '../schemas/kinds.js'
+import fp from 'fastify-plugin'
 
 const INTEGER_LITERAL = /^-?[0-9]+$/
 
@@ -86,7 +87,7 @@ export function checkBodyEncoding (headers: IncomingHttpHeaders): void {
 }
 
 /** Makes `application/json` (any parameters; a charset only utf-8), uncompressed, the one body type the API takes. */
-export function registerJsonBody (app: FastifyInstance): void {
+async function jsonBodyPlugin (app: FastifyInstance): Promise<void> {
   app.removeAllContentTypeParsers()
   app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
     try {
@@ -97,3 +98,6 @@ export function registerJsonBody (app: FastifyInstance): void {
     }
   })
 }
+
+/** @example await app.register(jsonBody) */
+export const jsonBody = fp(jsonBodyPlugin, { name: 'petstore-json-body' })

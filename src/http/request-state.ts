@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import type { Caller } from '../domain/api-keys.js'
+import fp from 'fastify-plugin'
 
 export interface RequestState {
   /** Whether the path needs a key; worked out once, by the first hook that asks. */
@@ -29,6 +30,9 @@ export const startRequestState: onRequestAsyncHookHandler = async (request) => {
 }
 
 /** @example decorateRequestState(app) // before the hooks that read it */
-export function decorateRequestState (app: FastifyInstance): void {
+async function requestStatePlugin (app: FastifyInstance): Promise<void> {
   app.decorateRequest('state')
 }
+
+/** @example await app.register(requestState) */
+export const requestState = fp(requestStatePlugin, { name: 'petstore-request-state' })

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
-import { registerAccessLog } from '../../src/http/plugins/access-log.js'
+import { accessLog } from '../../src/http/plugins/access-log.js'
 import { TEST_KEY, get, post, startTestServer, type TestServer } from '../helper.js'
 import { openRaw } from '../hardening/raw-http.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
@@ -130,7 +130,7 @@ describe('the access log of a slow request', () => {
     const lines: Array<Record<string, unknown>> = []
     const sink = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
     const app = Fastify({ loggerInstance: pino(sink) as FastifyBaseLogger, disableRequestLogging: true })
-    registerAccessLog(app)
+    await app.register(accessLog)
     app.get('/slow', async () => { await sleep(30); return 'done' })
     const origin = await app.listen({ port: 0, host: '127.0.0.1' })
     try {

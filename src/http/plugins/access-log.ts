@@ -1,12 +1,13 @@
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 
 /**
  * One log line per request, through `request.log`, which carries its `requestId`. The route
  * pattern stands in for the URL, so nothing a client put in the path or the query (a misplaced
  * key) reaches the log.
  */
-export function registerAccessLog (app: FastifyInstance): void {
+async function accessLogPlugin (app: FastifyInstance): Promise<void> {
   // A client that leaves before its answer is written gets no onResponse (Fastify writes
   // nothing to a closed socket): its line is written when its connection closes.
   app.addHook('onRequest', async (request, reply) => {
@@ -18,6 +19,9 @@ export function registerAccessLog (app: FastifyInstance): void {
     logRequest(request, reply, reply.statusCode)
   })
 }
+
+/** @example await app.register(accessLog) */
+export const accessLog = fp(accessLogPlugin, { name: 'petstore-access-log' })
 
 /** The status logged for a client that closed its connection before it was answered, as nginx logs it. */
 const CLIENT_CLOSED_REQUEST = 499

@@ -4,6 +4,7 @@
  */
 import cors, { type FastifyCorsOptions } from '@fastify/cors'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 
 /** What a page may send: the API's methods (HEAD is a 405 there) and the request headers it reads. */
 const CORS_METHODS = ['GET', 'POST']
@@ -22,7 +23,7 @@ function isPreflight (request: FastifyRequest): boolean {
  * is answered 204 at once; any other OPTIONS goes on to its usual answer (401, 404 or 405).
  * @example if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
  */
-export async function registerCors (app: FastifyInstance, origins: readonly string[]): Promise<void> {
+async function corsPlugin (app: FastifyInstance, { origins }: { origins: readonly string[] }): Promise<void> {
   const named = new Set(origins)
   const options: FastifyCorsOptions = {
     methods: CORS_METHODS,
@@ -45,3 +46,6 @@ export async function registerCors (app: FastifyInstance, origins: readonly stri
     }
   })
 }
+
+/** @example await app.register(corsOrigins, { origins: ['https://shop.example'] }) */
+export const corsOrigins = fp<{ origins: readonly string[] }>(corsPlugin, { name: 'petstore-cors' })

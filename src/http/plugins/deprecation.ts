@@ -6,6 +6,7 @@
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
 import { AppError } from '../../domain/errors.js'
 import { baseUrlOf, docsUrlOf } from '../public-url.js'
+import fp from 'fastify-plugin'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -47,9 +48,12 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestAsync
 }
 
 /** Registered after auth: 410 only for a caller with a valid key. */
-export function registerSunset (app: FastifyInstance, options: DeprecationOptions): void {
+async function sunsetPlugin (app: FastifyInstance, options: DeprecationOptions): Promise<void> {
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
     throw new AppError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
   })
 }
+
+/** @example await app.register(sunset, options) */
+export const sunset = fp<DeprecationOptions>(sunsetPlugin, { name: 'petstore-sunset' })

@@ -6,6 +6,7 @@
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -82,7 +83,7 @@ export function childCache<T> (): (key: string, make: () => T) => T {
   }
 }
 
-export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
+async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metrics }): Promise<void> {
   // Label sets are bounded: operations times status codes, and the names of valid keys.
   const requests = childCache<{ inc: () => void }>()
   const latency = childCache<{ observe: (seconds: number) => void }>()
@@ -102,3 +103,6 @@ export function registerMetrics (app: FastifyInstance, metrics: Metrics): void {
     done()
   })
 }
+
+/** @example await app.register(metricsHooks, options) */
+export const metricsHooks = fp<{ metrics: Metrics }>(metricsPlugin, { name: 'petstore-metrics' })

@@ -8,6 +8,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import type { Redis as RedisClient } from 'ioredis'
 import { AppError } from '../../domain/errors.js'
+import fp from 'fastify-plugin'
 
 const RATE_LIMIT_WINDOW_MS = 60_000
 const WARN_EVERY_MS = 10_000
@@ -27,7 +28,7 @@ export interface RateLimitOptions {
  * key are counted, and before the route's own checks, so every answer to them counts.
  * @example await registerRateLimit(app, { limit: 6000, redis: undefined, redisKeyPrefix: 'petstore:' })
  */
-export async function registerRateLimit (app: FastifyInstance, { limit, redis, redisKeyPrefix }: RateLimitOptions): Promise<void> {
+async function rateLimitPlugin (app: FastifyInstance, { limit, redis, redisKeyPrefix }: RateLimitOptions): Promise<void> {
   await app.register(rateLimit, {
     // No hook of the plugin's own on each route: those run after the app's, behind the sunset check.
     global: false,
@@ -66,3 +67,6 @@ export async function registerRateLimit (app: FastifyInstance, { limit, redis, r
     }
   })
 }
+
+/** @example await app.register(perKeyRateLimit, { limit: 6000, redis: undefined, redisKeyPrefix: 'petstore:' }) */
+export const perKeyRateLimit = fp<RateLimitOptions>(rateLimitPlugin, { name: 'petstore-rate-limit' })
