@@ -46,7 +46,7 @@ async function flood (count: number, send: (i: number) => Promise<Response>): Pr
 }
 
 async function throttledCount (server: TestServer): Promise<number> {
-  const text = await (await fetch(`${server.origin}/metrics`)).text()
+  const text = await (await fetch(`${server.metrics.origin}/metrics`)).text()
   return Number(/^petstore_auth_throttled_total (\d+)$/m.exec(text)?.[1])
 }
 
