@@ -2,6 +2,8 @@
  * Configuration: each setting is an environment variable and a flag of
  * `petstore serve`; parsed once into a frozen, typed Config. A bad value is a
  * ConfigError whose message is the whole line shown to the operator.
+ * Hand-written rather than commander's Option.env(): its errors name the flag,
+ * never the environment variable the operator actually set.
  */
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
