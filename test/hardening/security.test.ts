@@ -126,6 +126,7 @@ for (const backend of backends()) {
         }
       } finally {
         await server.app.close()
+        await server.metrics.close()
         await server.database.drop()
       }
     })
