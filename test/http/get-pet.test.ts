@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { stringifyExactJson } from '../../src/client/exact-json.js'
+import { stringify } from 'lossless-json'
 import { backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
 
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
@@ -37,7 +37,7 @@ for (const backend of backends()) {
     it('writes each animal in the same bytes as the list does', async () => {
       const names = ['say "hi" \\ back/slash', 'Émile 猫 😀', 'line\u2028separator\u2029', '<b>&amp;</b>', "it's"]
       for (const [i, name] of names.entries()) {
-        const body = stringifyExactJson({ name, categoryId: i === 0 ? 9223372036854775807n : i + 1, status: 'sold' })
+        const body = stringify({ name, categoryId: i === 0 ? 9223372036854775807n : i + 1, status: 'sold' })!
         assert.equal((await post(server, '/pets', body)).status, 201)
       }
       // An id past 2^53 too: its digits must come out exact from the database's JSON.

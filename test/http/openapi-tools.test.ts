@@ -7,26 +7,11 @@ import { after, before, describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
-import ts from 'typescript'
 import { TEST_KEY, startTestServer, type TestServer } from '../helper.js'
 import { ROOT } from '../cli/run-cli.js'
+import { typeErrors } from '../support/type-errors.js'
 
 const run = promisify(execFile)
-
-/** Type errors of a TypeScript file, compiled strictly as the project compiles. */
-function typeErrors (file: string): string[] {
-  const program = ts.createProgram([file], {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
-    types: []
-  })
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
-}
 
 const PROGRAM = `import createClient from 'openapi-fetch'
 import type { paths } from './schema.js'

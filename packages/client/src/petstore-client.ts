@@ -1,16 +1,19 @@
 /**
- * A typed client of the Pet Store API: fetch only, types from the same TypeBox
- * schemas the server validates with, exact int64 values, safe retries.
+ * A typed client of the Pet Store API: fetch only, types and answer checks generated
+ * from the OpenAPI document of the server's own schemas, exact int64 values, safe retries.
  */
-import { Type } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
-import { ErrorBody } from '../schemas/error.js'
-import { Pet, PetStatus, type NewPet } from '../schemas/pets.js'
-import type { Int64 } from '../schemas/kinds.js'
+import type { components } from './generated/openapi.js'
 import { parseExactJson, stringifyExactJson } from './exact-json.js'
 import { PetstoreError, type PetstoreErrorCode } from './petstore-error.js'
+import { matchesSchema } from './schema-check.js'
 
-export type { NewPet, Pet, PetStatus, Int64 }
+/** An animal of the catalogue, as the API answers it. */
+export type Pet = components['schemas']['Pet']
+/** An animal to add: no `id` (the service assigns it), `categoryId` required, `status` default `available`. */
+export type NewPet = components['schemas']['NewPet']
+export type PetStatus = components['schemas']['PetStatus']
+/** An int64: a number when it is a safe integer, else a bigint, so that equal values are `===`. */
+export type Int64 = Pet['id']
 
 export interface PetstoreClientOptions {
   /** The API's base address, version segment included: `https://api.example.com/v1`. */
@@ -63,12 +66,6 @@ interface Answer {
 
 const RETRIED_STATUSES = new Set([429, 503])
 
-// The server's own schemas, with fields a newer server may add let through: it must not break an older client.
-const ANSWERED_PET = Type.Object(Pet.properties)
-const ANSWERED_PETS = Type.Array(ANSWERED_PET)
-const ANSWERED_ERROR = Type.Object(ErrorBody.properties)
-// The schemas an animal refers to by $ref (its status).
-const REFERENCES = [PetStatus]
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i
 
 /**
@@ -110,7 +107,7 @@ export class PetstoreClient {
     const search = query.size === 0 ? '' : `?${query}`
     const url = `${this.#baseUrl}/pets${search}`
     const { response, body } = await this.#call('GET', url)
-    if (!Value.Check(ANSWERED_PETS, REFERENCES, body)) throw answerError('invalid_response', 'GET /pets: the response is not an array of animals', response)
+    if (!isAnswer('Pets', body)) throw answerError('invalid_response', 'GET /pets: the response is not an array of animals', response)
     const link = nextLinkOf(response.headers.get('link'), url)
     const cursor = link === undefined ? undefined : new URL(link).searchParams.get('cursor') ?? ''
     if (cursor === '') throw answerError('invalid_response', 'GET /pets: Link rel="next" without a cursor', response)
@@ -202,8 +199,13 @@ function isRetried (error: PetstoreError, idempotent: boolean): boolean {
 }
 
 function petOf ({ response, body }: Answer, what: string): Pet {
-  if (!Value.Check(ANSWERED_PET, REFERENCES, body)) throw answerError('invalid_response', `${what}: the response is not an animal`, response)
+  if (!isAnswer('Pet', body)) throw answerError('invalid_response', `${what}: the response is not an animal`, response)
   return body
+}
+
+// The API's own schemas, with fields a newer server may add let through: it must not break an older client.
+function isAnswer<K extends 'Pet' | 'Pets' | 'Error'> (schema: K, body: unknown): body is components['schemas'][K] {
+  return matchesSchema(schema, body)
 }
 
 function isJson (response: Response): boolean {
@@ -224,7 +226,7 @@ function errorOf (response: Response, text: string, what: string): PetstoreError
   const { status } = response
   let body: unknown
   try { body = isJson(response) ? parseExactJson(text) : undefined } catch { body = undefined }
-  if (Value.Check(ANSWERED_ERROR, body)) return answerError(body.code, body.message, response)
+  if (isAnswer('Error', body)) return answerError(body.code, body.message, response)
   const code = (body as { code?: unknown } | undefined)?.code
   if (typeof code === 'string') return answerError('invalid_response', `${what}: HTTP ${status} with code ${JSON.stringify(code)}, which is not one of the API's`, response)
   return answerError('invalid_response', `${what}: HTTP ${status} without an Error body`, response)

@@ -1,5 +1,5 @@
 /**
- * The Pet Store client: `import { PetstoreClient } from 'petstore/client'`.
+ * The Pet Store client: `import { PetstoreClient } from '@petstore/client'`.
  * @example
  * const client = new PetstoreClient({ baseUrl: 'http://127.0.0.1:8080/v1', apiKey })
  * const pet = await client.createPet({ name: 'Rex', categoryId: 3 })

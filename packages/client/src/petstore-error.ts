@@ -1,11 +1,11 @@
-import type { ErrorBody } from '../schemas/error.js'
+import type { components } from './generated/openapi.js'
 
 /**
  * Every code a {@link PetstoreError} can carry: the API's catalogue (docs/errors.md),
  * plus `network_error` (no answer reached the client) and `invalid_response`
  * (an answer that is not the API's).
  */
-export type PetstoreErrorCode = ErrorBody['code'] | 'network_error' | 'invalid_response'
+export type PetstoreErrorCode = components['schemas']['Error']['code'] | 'network_error' | 'invalid_response'
 
 export interface PetstoreErrorOptions {
   cause?: unknown
