@@ -18,12 +18,11 @@ import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './opt
 import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
 import { COST_WORKLOADS, FEATURE_STEPS, stepFeatures } from './feature-steps.js'
-import { buildCeiling, canPin, startArguments, startCeiling, startFeatureCosts, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
+import { buildBenchScripts, canPin, startArguments, startCeiling, startFeatureCosts, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
 import { createSchema } from '../test/postgres-schema.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
 const API_KEY = 'bench-key-0123456789abcdef'
 const DEEP_CURSORS = 1000
 /** Sizes `petstore import` may fill when `petstore seed` is missing; past that the JSON Lines file gets big. */
@@ -263,7 +262,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
     baseline = { ...built, seededDb: join(work, 'baseline-seeded.db') }
     await importAnimals(built.root, `sqlite:${baseline.seededDb}`, options.animals, work)
   }
-  const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
+  const { ceiling: ceilingScript } = await buildBenchScripts(ROOT, join(work, 'scripts'))
   let jsonSeed: string | undefined
   if (options.jsonServer) {
     mkdirSync(join(work, 'json-server'))
