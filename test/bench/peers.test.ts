@@ -5,7 +5,7 @@
  * leads to the created animal. Real HTTP; the service through test/helper.ts on the same animals.
  */
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type RequestListener, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -15,6 +15,7 @@ import { generateAnimals } from '../../bench/animals.js'
 import { fastifyPeer } from '../../bench/peers/fastify-memory.js'
 import { pgPeer } from '../../bench/peers/http-pg.js'
 import { sqlitePeer } from '../../bench/peers/http-sqlite.js'
+import { runNpm } from '../../bench/npm.js'
 import { buildBenchScripts, startScript } from '../../bench/targets.js'
 import { AUTH, JSON_AUTH, POSTGRES_SKIPPED, startTestServer, type TestServer } from '../helper.js'
 import { createSchema } from '../postgres-schema.js'
@@ -120,6 +121,8 @@ describe('bench peers on SQLite and in memory', () => {
   })
 
   it('starts compiled, as the bench starts the peers, and answers', { skip: process.platform === 'linux' ? false : 'reads /proc (Linux)' }, async () => {
+    // The compiled Fastify peer imports the service's schemas from dist/, as the bench runs it.
+    if (!existsSync(join(ROOT, 'dist/schemas/components.js'))) await runNpm(ROOT, ['run', '--silent', 'build'])
     const scripts = await buildBenchScripts(ROOT, join(dir, 'scripts'))
     for (const [name, script, env] of [['Fastify', scripts.fastifyMemory, {}], ['SQLite', scripts.httpSqlite, { BENCH_DB: join(dir, 'compiled.db') }]] as const) {
       const target = await startScript(name, { script, animals: ANIMALS, env, cpus: undefined, logFile: join(dir, `${name}.log`) })
