@@ -14,13 +14,15 @@ export interface BenchOptions {
   /** Animals in the database of the main comparison. */
   animals: number
   jsonServer: boolean
+  /** The peers (bench/peers/) in the main comparison; the pg peer and the service on PostgreSQL only with `postgres`. */
+  peers: boolean
   scale: boolean
   sizes: readonly number[]
   workers: boolean
   /** The feature-cost steps on get and create (bench/feature-costs.ts); kept in a smoke run. */
   costs: boolean
   deployments: boolean
-  /** The PostgreSQL server of --deployments (--postgres, else TEST_DATABASE_URL); undefined skips its shapes. */
+  /** The PostgreSQL server of --deployments and the main comparison's PostgreSQL targets (--postgres, else TEST_DATABASE_URL); undefined skips them. */
   postgres: string | undefined
   /** Another build of the service to measure beside this one (--baseline), a commit-ish; kept in a smoke run. */
   baseline: string | undefined
@@ -45,10 +47,11 @@ export const USAGE = `Usage: npm run bench -- [options]
   --workers           adds WORKERS=2 against WORKERS=1
   --costs             adds what each feature costs: the ceiling's get and create with the service's features added one at a time
   --deployments       adds the deployment shapes: one process, WORKERS=2, one and two instances on PostgreSQL
-  --postgres URL      the PostgreSQL server of --deployments (default TEST_DATABASE_URL; neither: those shapes are skipped)
+  --postgres URL      the PostgreSQL server of the service and the pg peer in the main comparison, and of --deployments
+                      (default TEST_DATABASE_URL; neither: those targets and shapes are skipped)
   --baseline COMMIT   adds that commit's build of the service as a target, beside this one (its ratios in the report)
   --load TOOL         wrk or autocannon (default wrk when /usr/bin/wrk exists)
-  --smoke             1 s runs, 0.5 s warm-up, 1 run, 200 animals, no json-server; report to a temporary directory
+  --smoke             1 s runs, 0.5 s warm-up, 1 run, 200 animals, no json-server, no peers; report to a temporary directory
   --help              this text
 `
 
@@ -117,8 +120,9 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
     connections: positive('connections', values.connections, 50, true),
     workloads: Object.freeze(workloadsOf(values.only)),
     animals: smoke ? 200 : 10_000,
-    // The smoke run checks the harness, not the peer: no json-server, no scale, no workers, no deployments.
+    // The smoke run checks the harness, not the peers: no json-server, no peers, no scale, no workers, no deployments.
     jsonServer: !smoke,
+    peers: !smoke,
     scale: values.scale && !smoke,
     sizes: Object.freeze(sizes),
     workers: values.workers && !smoke,

@@ -56,6 +56,19 @@ const SCALE_REQUESTS: Record<typeof SCALE_WORKLOADS[number], string> = {
 /** The shapes of docs/deployment.md measured by --deployments, in the report's order; the first is the base of the ratios. */
 export const DEPLOYMENT_SHAPES = ['one process, SQLite', 'WORKERS=2, SQLite', 'one instance, PostgreSQL', 'two instances, PostgreSQL'] as const
 
+/** The peers of the main comparison (bench/peers/), by their names in the tables. */
+export const PEERS = {
+  fastify: 'Fastify, memory',
+  sqlite: 'node:http + SQLite',
+  pg: 'node:http + pg'
+} as const
+
+/** The service on PostgreSQL, measured beside the pg peer: the base of that peer's ratio. */
+export const SERVICE_ON_POSTGRES = 'service, PostgreSQL'
+
+/** Each peer and the service it is set against: the pg peer against the service on PostgreSQL. */
+const PEER_BASES: ReadonlyArray<readonly [string, string]> = [[PEERS.fastify, 'service'], [PEERS.sqlite, 'service'], [PEERS.pg, SERVICE_ON_POSTGRES]]
+
 /** @example rate(12345.6) // '12,346' */
 export function rate (value: number): string {
   return Math.round(value).toLocaleString('en-US')
@@ -102,7 +115,7 @@ function settings (input: ReportInput): string {
     : 'nothing pinned (`taskset` missing or a single core): server and load share the cores'
   return [
     `- Load: ${tool.name} ${tool.version}, ${options.connections} connections over loopback, ${pinning}.`,
-    `- Each target runs each workload ${options.runs} time(s), interleaved (service, ${input.baseline === undefined ? '' : 'baseline, '}ceiling${options.jsonServer ? ', json-server' : ''}, again…), ` +
+    `- Each target runs each workload ${options.runs} time(s), interleaved (service, ${input.baseline === undefined ? '' : 'baseline, '}ceiling${options.peers ? ', the peers' : ''}${options.jsonServer ? ', json-server' : ''}, again…), ` +
       `each run a fresh process on a fresh copy of its data: ${options.warmup} s warm-up, then ${options.duration} s measured.`,
     `- Figures are medians over the runs; non-2xx is the sum over the runs. ${options.animals.toLocaleString('en-US')} animals.`,
     `- The service as \`npm start\` runs it (\`node ${input.serviceArguments.join(' ')}\`), SQLite file (WAL, synchronous=FULL: every create is durable), ` +
@@ -112,8 +125,21 @@ function settings (input: ReportInput): string {
       : [`- The ${input.baseline.target}: commit ${input.baseline.commit.slice(0, 12)} (${input.baseline.subject}) in a git worktree of its own, ` +
           `built, filled by its own \`petstore import\` and started as the service is (\`node ${input.baseline.serviceArguments.join(' ')}\`, same settings, same core).`]),
     '- The ceiling: bench/ceiling.ts, bare `node:http` with node\'s default flags, the same animals in memory, the least real work for the same answers.',
+    ...(options.peers ? [peersSettings(input)] : []),
     ...(options.jsonServer ? ['- json-server 0.17.4 with its own CLI (`--quiet`) on a db.json of the same animals; it writes the file on every create.'] : [])
   ].join('\n')
+}
+
+function peersSettings (input: ReportInput): string {
+  const postgres = input.options.postgres
+  return [
+    `- The peers (bench/peers/, compiled like the ceiling, no auth, pinned like the rest): \`${PEERS.fastify}\`, Fastify 5 with the service's TypeBox schemas over the animals in memory; ` +
+      `\`${PEERS.sqlite}\`, bare \`node:http\` and better-sqlite3 on a file of its own (WAL, synchronous=FULL), concurrent creates in one transaction at 64 rows or after 1 ms`,
+    postgres === undefined
+      ? '; no PostgreSQL server given (`--postgres` or `TEST_DATABASE_URL`): the pg peer and the service on PostgreSQL are skipped.'
+      : `; \`${PEERS.pg}\`, bare \`node:http\` and pg with the service's three queries (unnamed), on a pool of the service's default size, at ${serverOf(postgres)}. ` +
+        `Beside it \`${SERVICE_ON_POSTGRES}\`, the service on PostgreSQL (\`petstore import\` into a schema of its own per run, as the pg peer has); PostgreSQL itself is not pinned.`
+  ].join('')
 }
 
 function workloadSection (input: ReportInput, workload: Workload): string {
@@ -122,7 +148,7 @@ function workloadSection (input: ReportInput, workload: Workload): string {
   const peer = get('json-server')
   const baselineTarget = input.baseline?.target
   const baseline = baselineTarget === undefined ? undefined : get(baselineTarget)
-  const targets = baselineTarget === undefined ? ['service', 'ceiling', 'json-server'] : ['service', baselineTarget, 'ceiling', 'json-server']
+  const targets = ['service', SERVICE_ON_POSTGRES, ...(baselineTarget === undefined ? [] : [baselineTarget]), 'ceiling', ...Object.values(PEERS), 'json-server']
   const rows = targets.flatMap((target) => {
     const summary = get(target)
     if (summary === undefined) return []
@@ -173,6 +199,33 @@ function goals (input: ReportInput): string {
     each('req/s ≥ 10× json-server on each workload', (w) => [get('service', w)?.reqPerSec, get('json-server', w)?.reqPerSec], (q) => q >= 10)
   ]
   return lines.map(verdict).join('\n')
+}
+
+function peersSection (input: ReportInput): string {
+  const { workloads } = input.options
+  const bases = PEER_BASES.filter(([peer]) => workloads.some((workload) => findSummary(input.summaries, 'main', peer, workload) !== undefined))
+  const cells = (figure: (summary: Summary) => number): string[][] => bases.map(([peer, base]) => [
+    base === 'service' ? peer : `${peer} (÷ the ${base})`,
+    ...workloads.map((workload) => {
+      const service = findSummary(input.summaries, 'main', base, workload)
+      const other = findSummary(input.summaries, 'main', peer, workload)
+      return ratio(service === undefined ? undefined : figure(service), other === undefined ? undefined : figure(other))
+    })
+  ])
+  return [
+    '## The service against its peers',
+    '',
+    'The service\'s figure ÷ each peer\'s, measured in the same runs (the pg peer against the service on PostgreSQL). ' +
+      'req/s below 1.00×: the peer serves more; CPU/req above 1.00×: the service spends more per request.',
+    '',
+    '### req/s, service ÷ peer',
+    '',
+    table(['peer', ...workloads], cells((summary) => summary.reqPerSec)),
+    '',
+    '### CPU/req, service ÷ peer',
+    '',
+    table(['peer', ...workloads], cells((summary) => summary.cpuUsPerRequest))
+  ].join('\n')
 }
 
 function workersSection (input: ReportInput): string {
@@ -353,6 +406,7 @@ export function renderReport (input: ReportInput): string {
     '',
     goals(input)
   ]
+  if (input.options.peers) sections.push('', peersSection(input))
   if (input.options.costs) sections.push('', costsSection(input))
   if (input.options.workers) sections.push('', workersSection(input))
   if (input.options.deployments) sections.push('', deploymentsSection(input))

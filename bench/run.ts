@@ -15,15 +15,14 @@ import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec
 import { machineFacts } from './machine.js'
 import { runNpm, stopNpm } from './npm.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
-import { DEPLOYMENT_SHAPES, renderReport, type ScaleSize } from './report.js'
+import { DEPLOYMENT_SHAPES, PEERS, SERVICE_ON_POSTGRES, renderReport, type ScaleSize } from './report.js'
 import { summarize, type Measurement } from './stats.js'
 import { COST_WORKLOADS, FEATURE_STEPS, stepFeatures } from './feature-steps.js'
-import { buildCeiling, canPin, startArguments, startCeiling, startFeatureCosts, startJsonServer, startService, stopEveryProcess, type Target } from './targets.js'
+import { buildBenchScripts, canPin, startArguments, startCeiling, startFeatureCosts, startJsonServer, startScript, startService, stopEveryProcess, type BenchScripts, type Placement, type Target } from './targets.js'
 import { apiWorkload, jsonServerWorkload } from './workloads.js'
 import { createSchema } from '../test/postgres-schema.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url))
 const API_KEY = 'bench-key-0123456789abcdef'
 const DEEP_CURSORS = 1000
 /** Sizes `petstore import` may fill when `petstore seed` is missing; past that the JSON Lines file gets big. */
@@ -85,24 +84,59 @@ async function measure (context: Context, run: { group: string, target: string, 
   }
 }
 
-/** The main comparison: every workload, every run, the targets in turn. */
-async function compareTargets (context: Context, seededDb: string, baseline: BaselineTarget | undefined, jsonSeed: string | undefined, ceilingScript: string): Promise<void> {
+/** Measures a target on a PostgreSQL schema of its own, made for the run and dropped after it. */
+async function measureOnSchema (context: Context, run: Parameters<typeof measure>[1], start: (url: string) => Promise<Target>): Promise<void> {
+  const schema = await createSchema(context.options.postgres!, 'bench')
+  try {
+    await measure(context, run, async () => await start(schema.url))
+  } finally {
+    await schema.drop()
+  }
+}
+
+/**
+ * The main comparison: every workload, every run, the targets in turn; with the peers, the
+ * service on PostgreSQL and the pg peer when a PostgreSQL server is given.
+ */
+async function compareTargets (context: Context, seededDb: string, baseline: BaselineTarget | undefined, jsonSeed: string | undefined, scripts: BenchScripts): Promise<void> {
   const { options, work, serverCpus, loadCpus } = context
   const runDb = join(work, 'run.db')
+  const peerDb = join(work, 'peer.db')
+  const onPostgres = options.peers && options.postgres !== undefined
+  const placement = (name: string): Placement => ({ cpus: serverCpus, logFile: join(work, `${name}.log`) })
   for (const workload of options.workloads) {
     for (let run = 1; run <= options.runs; run++) {
       progress(`${workload}, run ${run} of ${options.runs}`)
       const api = apiWorkload(workload, API_KEY, options.animals)
+      const main = (target: string) => ({ group: 'main', target, workload, spec: api, loadCpus })
       copyDatabase(seededDb, runDb)
-      await measure(context, { group: 'main', target: 'service', workload, spec: api, loadCpus }, async () =>
-        await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus }))
+      await measure(context, main('service'), async () =>
+        await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, workers: 1, ...placement('service') }))
+      if (onPostgres) {
+        await measureOnSchema(context, main(SERVICE_ON_POSTGRES), async (url) => {
+          await importAnimals(ROOT, url, options.animals, work)
+          return await startService({ root: ROOT, databaseUrl: url, apiKey: API_KEY, workers: 1, ...placement('service-postgres') })
+        })
+      }
       if (baseline !== undefined) {
         copyDatabase(baseline.seededDb, runDb)
-        await measure(context, { group: 'main', target: baseline.target, workload, spec: api, loadCpus }, async () =>
-          await startService({ root: baseline.root, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'baseline.log'), workers: 1, cpus: serverCpus }))
+        await measure(context, main(baseline.target), async () =>
+          await startService({ root: baseline.root, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, workers: 1, ...placement('baseline') }))
       }
-      await measure(context, { group: 'main', target: 'ceiling', workload, spec: api, loadCpus }, async () =>
-        await startCeiling({ script: ceilingScript, animals: options.animals, apiKey: API_KEY, logFile: join(work, 'ceiling.log'), cpus: serverCpus }))
+      await measure(context, main('ceiling'), async () =>
+        await startCeiling({ script: scripts.ceiling, animals: options.animals, apiKey: API_KEY, ...placement('ceiling') }))
+      if (options.peers) {
+        await measure(context, main(PEERS.fastify), async () =>
+          await startScript(PEERS.fastify, { script: scripts.fastifyMemory, animals: options.animals, ...placement('peer-fastify') }))
+        // A new file each run, filled by the peer at start: creates never reach the next run.
+        for (const suffix of ['', '-wal', '-shm']) rmSync(`${peerDb}${suffix}`, { force: true })
+        await measure(context, main(PEERS.sqlite), async () =>
+          await startScript(PEERS.sqlite, { script: scripts.httpSqlite, animals: options.animals, env: { BENCH_DB: peerDb }, ...placement('peer-sqlite') }))
+      }
+      if (onPostgres) {
+        await measureOnSchema(context, main(PEERS.pg), async (url) =>
+          await startScript(PEERS.pg, { script: scripts.httpPg, animals: options.animals, env: { DATABASE_URL: url }, ...placement('peer-pg') }))
+      }
       if (jsonSeed === undefined) continue
       const runJson = join(work, 'json-server', 'db.json')
       copyFileSync(jsonSeed, runJson)
@@ -224,7 +258,7 @@ async function scaleCurve (context: Context, sizes: Array<ScaleSize & { path: st
   }
 }
 
-/** What broke in the measurements: failed requests on the service, the baseline or the ceiling. */
+/** What broke in the measurements: failed requests on any target but json-server. */
 function problemsOf (measurements: Measurement[]): string[] {
   const problems: string[] = []
   for (const summary of summarize(measurements)) {
@@ -263,7 +297,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
     baseline = { ...built, seededDb: join(work, 'baseline-seeded.db') }
     await importAnimals(built.root, `sqlite:${baseline.seededDb}`, options.animals, work)
   }
-  const ceilingScript = await buildCeiling(BENCH_DIR, join(work, 'ceiling'))
+  const scripts = await buildBenchScripts(ROOT, join(work, 'scripts'))
   let jsonSeed: string | undefined
   if (options.jsonServer) {
     mkdirSync(join(work, 'json-server'))
@@ -273,8 +307,8 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   // Fill the scale databases first: a missing seed command fails before the long part.
   const scaleSizes = options.scale ? await fillScaleDatabases(context) : []
 
-  await compareTargets(context, seededDb, baseline, jsonSeed, ceilingScript)
-  if (options.costs) await compareFeatureCosts(context, seededDb, ceilingScript)
+  await compareTargets(context, seededDb, baseline, jsonSeed, scripts)
+  if (options.costs) await compareFeatureCosts(context, seededDb, scripts.ceiling)
   if (options.workers) await compareWorkers(context, seededDb)
   if (options.deployments) await compareDeployments(context, seededDb)
   if (options.scale) await scaleCurve(context, scaleSizes)

@@ -1,10 +1,10 @@
 /**
  * The servers under load, each a child process of its own, started fresh for
- * every run: the service (production build), the ceiling and json-server.
+ * every run: the service (production build), the ceiling, the peers and json-server.
  * Optionally pinned to one core with taskset, so the load generator keeps the other.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -249,24 +249,56 @@ export async function startService (options: ServiceOptions): Promise<Target> {
   }))
 }
 
+/** The compiled scripts of the ceiling and the peers (buildBenchScripts). */
+export interface BenchScripts {
+  ceiling: string
+  fastifyMemory: string
+  httpSqlite: string
+  httpPg: string
+}
+
+const SCRIPTS = ['ceiling', 'animals', 'peers/fastify-memory', 'peers/http-sqlite', 'peers/http-pg']
+
 /**
- * Compiles bench/ceiling.ts and what it imports to plain JavaScript in `dir`, so the
- * ceiling runs on bare node like the service's dist/, with no TypeScript loader in its memory.
- * @returns the path of the ceiling's script
+ * Compiles bench/ceiling.ts, the peers (bench/peers/) and what they import of bench/ to plain
+ * JavaScript under `dir`, so they run on bare node like the service's dist/, with no TypeScript
+ * loader in their memory. `dir/src` links to the service's dist/ (the Fastify peer imports the
+ * service's schemas as the service runs them) and `dir/node_modules` to the project's.
  */
-export async function buildCeiling (benchDir: string, dir: string): Promise<string> {
+export async function buildBenchScripts (root: string, dir: string): Promise<BenchScripts> {
   // Loaded here, not at the top: the compiler takes seconds to load and only this needs it.
   const { default: ts } = await import('typescript')
-  mkdirSync(dir, { recursive: true })
+  mkdirSync(join(dir, 'bench/peers'), { recursive: true })
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n')
-  for (const file of ['ceiling', 'animals']) {
-    const source = readFileSync(join(benchDir, `${file}.ts`), 'utf8')
+  symlinkSync(join(root, 'dist'), join(dir, 'src'))
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
+  for (const file of SCRIPTS) {
+    const source = readFileSync(join(root, 'bench', `${file}.ts`), 'utf8')
     const { outputText } = ts.transpileModule(source, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
     })
-    writeFileSync(join(dir, `${file}.js`), outputText)
+    writeFileSync(join(dir, 'bench', `${file}.js`), outputText)
   }
-  return join(dir, 'ceiling.js')
+  const script = (file: string): string => join(dir, 'bench', `${file}.js`)
+  return { ceiling: script('ceiling'), fastifyMemory: script('peers/fastify-memory'), httpSqlite: script('peers/http-sqlite'), httpPg: script('peers/http-pg') }
+}
+
+export interface ScriptOptions extends Placement {
+  /** A script of buildBenchScripts. */
+  script: string
+  animals: number
+  /** What else it reads from its environment. */
+  env?: Record<string, string>
+}
+
+/** A compiled bench script (the ceiling, a peer) on a free port: PORT and BENCH_ANIMALS, and its own variables. */
+export async function startScript (name: string, options: ScriptOptions): Promise<Target> {
+  return await startProcess(name, options, (port) => ({
+    args: [options.script],
+    env: { PORT: String(port), BENCH_ANIMALS: String(options.animals), ...options.env },
+    cwd: join(options.script, '..'),
+    readyPath: '/readyz'
+  }))
 }
 
 export interface CeilingOptions extends Placement {
@@ -275,14 +307,9 @@ export interface CeilingOptions extends Placement {
   apiKey: string
 }
 
-/** The ceiling (bench/ceiling.ts, compiled by buildCeiling) on a free port. */
+/** The ceiling (bench/ceiling.ts, compiled by buildBenchScripts) on a free port. */
 export async function startCeiling (options: CeilingOptions): Promise<Target> {
-  return await startProcess('the ceiling', options, (port) => ({
-    args: [options.script],
-    env: { PORT: String(port), BENCH_KEY: options.apiKey, BENCH_ANIMALS: String(options.animals) },
-    cwd: join(options.script, '..'),
-    readyPath: '/readyz'
-  }))
+  return await startScript('the ceiling', { ...options, env: { BENCH_KEY: options.apiKey } })
 }
 
 export interface FeatureCostsOptions extends Placement {

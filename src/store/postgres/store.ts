@@ -42,8 +42,11 @@ const TAKEN_KEY = `
   FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
   WHERE k.scope = $1 AND k.key = $2 AND k.created_at >= $3`
 
+/** Connections in the pool of a process unless told otherwise (the bench's pg peer uses it too). */
+export const POOL_SIZE_DEFAULT = 10
+
 export interface PostgresOptions {
-  /** Pool size per process. */
+  /** Pool size per process (POOL_SIZE_DEFAULT). */
   maxConnections?: number
   /** Bounds every wait on the database, so an outage fails fast (StoreUnavailable) instead of hanging. */
   timeoutMs?: number
@@ -57,7 +60,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
   const timeouts = serverTimeouts(timeoutMs)
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.maxConnections ?? 10,
+    max: options.maxConnections ?? POOL_SIZE_DEFAULT,
     connectionTimeoutMillis: timeoutMs,
     // The server's own, shorter timeouts are the role's defaults, recorded by migrate().
     query_timeout: timeoutMs,
