@@ -1,11 +1,12 @@
 import type { Command } from 'commander'
-import { serve } from '../../server.js'
 import { addSettingFlags, configFrom } from '../options.js'
 
 export function registerServeCommand (program: Command): void {
   const command = program.command('serve')
     .description('Serve the API (the store is created and migrated on first start).')
   addSettingFlags(command).action(async () => {
+    // Loaded by serve alone: the other commands open a store and need no HTTP server.
+    const { serve } = await import('../../server.js')
     await serve(configFrom(command))
   })
 }
