@@ -1,0 +1,159 @@
+/**
+ * The OpenAPI documentation of the three operations: their input and response
+ * schemas, and the prose of each. Fastify validates and serializes with these
+ * very schemas, and @fastify/swagger publishes them.
+ */
+import { Type, type TSchema } from '@sinclair/typebox'
+import type { ErrorCode } from '../domain/errors.js'
+import { ErrorBody } from './error.js'
+import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
+import { refTo } from './ref.js'
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** When a deprecated operation is removed (published in the OpenAPI document). */
+    'x-sunset'?: string
+  }
+}
+
+/** The longest Idempotency-Key, without the quotes of its structured-field form. */
+export const IDEMPOTENCY_KEY_MAX = 255
+
+/** An error response as documented: its code, when it happens, and an example message. */
+interface ErrorDoc { code: ErrorCode, when: string, example: string }
+
+/** A JSON body of a response: its schema by reference to its component, and the example of this response. */
+function json<T extends TSchema> (schema: T, example?: unknown) {
+  return { 'application/json': { schema: refTo(schema), ...(example === undefined ? {} : { example }) } }
+}
+
+/** Error responses of an operation, each with its own example body and the headers it carries. */
+function errors (described: Record<number, ErrorDoc>, headers: Record<string, TSchema> = {}) {
+  const responses: Record<number, unknown> = {}
+  for (const [status, { code, when, example }] of Object.entries(described)) {
+    responses[Number(status)] = {
+      description: when,
+      headers: { ...headers, ...ERROR_HEADERS[Number(status)] },
+      content: json(ErrorBody, { code, message: example, status: Number(status) })
+    }
+  }
+  return responses
+}
+
+const retryAfter = { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) }
+
+/** Headers that come with an error status whatever the operation. */
+const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
+  401: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key.' }) },
+  405: { Allow: Type.String({ description: 'The methods of the path: `GET, POST` on `/pets`, `GET` on `/pets/{petId}`.' }) },
+  429: retryAfter,
+  503: retryAfter
+}
+
+const COMMON_ERRORS: Record<number, ErrorDoc> = {
+  401: { code: 'unauthorized', when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
+  429: { code: 'rate_limited', when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
+  503: { code: 'unavailable', when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
+  414: { code: 'uri_too_long', when: 'The request target is over 8 KiB (`uri_too_long`).', example: 'request target: must be at most 8192 bytes' },
+  431: { code: 'headers_too_large', when: 'The request headers are over 16 KiB or 500 fields (`headers_too_large`).', example: 'headers: must be at most 16384 bytes in all' },
+  500: { code: 'internal_error', when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
+}
+
+/** Answered before the operation runs: another method on its path, or a client too slow to send its request. */
+function outsideErrors (path: string, allow: string): Record<number, ErrorDoc> {
+  return {
+    405: { code: 'method_not_allowed', when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: `DELETE: is not allowed on ${path}; use ${allow}` },
+    408: { code: 'request_timeout', when: 'The headers took over 10 s, or the whole request over 30 s (`request_timeout`).', example: 'request: headers must arrive within 10 s and the whole request within 30 s' }
+  }
+}
+
+const rateLimitHeaders = {
+  RateLimit: Type.String({ description: 'Remaining quota (IETF httpapi RateLimit header draft), e.g. `"default";r=5999;t=60`.' }),
+  'RateLimit-Policy': Type.String({ description: 'The quota policy, e.g. `"default";q=6000;w=60`.' })
+}
+
+const deprecationHeaders = {
+  Deprecation: Type.String({ description: 'RFC 9745: when the operation was deprecated, as `@<unix seconds>`.' }),
+  Sunset: Type.String({ description: 'RFC 8594: when the operation will be removed (an HTTP date).' }),
+  Link: Type.String({ description: '`rel="deprecation"` (the docs) and `rel="successor-version"` (`GET /v1/pets`).' })
+}
+
+export const listPetsSchema = {
+  operationId: 'listPets',
+  summary: 'List animals',
+  description: 'A page of animals in ascending id order. When more animals match, `Link: <…>; rel="next"` gives the next page; the body stays a plain array.',
+  tags: ['pets'],
+  querystring: ListPetsQuery,
+  response: {
+    200: {
+      description: 'A page of animals.',
+      headers: { Link: Type.String({ description: 'RFC 8288 `rel="next"`: the URL of the next page, when there is one.' }), ...rateLimitHeaders },
+      content: json(Pets)
+    },
+    ...errors({
+      400: { code: 'validation_failed', when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
+      ...COMMON_ERRORS,
+      ...outsideErrors('/v1/pets', 'GET, POST')
+    })
+  }
+}
+
+export const createPetSchema = {
+  operationId: 'createPet',
+  summary: 'Add an animal',
+  description: 'Adds an animal; `id` is assigned by the service. The 201 is sent once the animal is durably stored. ' +
+    'With `Idempotency-Key`, a repeat of the same request within 24 h replays the first response instead of adding a second animal.',
+  tags: ['pets'],
+  // The key's length is checked by the route alone (src/http/routes/pets.ts), on the key without the quotes of its
+  // structured-field form: a length here would count the quotes of a quoted key of 255.
+  headers: Type.Object({
+    'idempotency-key': Type.Optional(Type.String({ description: `Makes a retried create safe: 1 to ${IDEMPOTENCY_KEY_MAX} characters (without the quotes when sent quoted), unique per animal.` }))
+  }),
+  body: refTo(NewPet),
+  response: {
+    201: {
+      description: 'The animal, with its assigned id.',
+      headers: {
+        Location: Type.String({ description: 'The URL of the new animal.' }),
+        'Idempotent-Replayed': Type.String({ description: '`true` when this response replays an earlier request with the same Idempotency-Key.' }),
+        ...rateLimitHeaders
+      },
+      content: json(Pet)
+    },
+    ...errors({
+      400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
+      ...COMMON_ERRORS,
+      503: { ...COMMON_ERRORS[503]!, when: `${COMMON_ERRORS[503]!.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
+      ...outsideErrors('/v1/pets', 'GET, POST'),
+      409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
+      413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
+      415: { code: 'unsupported_media_type', when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
+      422: { code: 'idempotency_key_reused', when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
+    })
+  }
+}
+
+/** getPet's documentation, which names the day of its removal. */
+export function getPetSchema (sunset: Date) {
+  return {
+    operationId: 'getPet',
+    summary: 'Get an animal (deprecated)',
+    description: `Deprecated: removed on ${sunset.toISOString().slice(0, 10)}; use \`GET /v1/pets\` with the \`status\` filter. ` +
+      'Every response carries `Deprecation`, `Sunset` and `Link` headers; from the sunset on, the operation answers 410.',
+    tags: ['pets'],
+    deprecated: true,
+    'x-sunset': sunset.toISOString(),
+    params: PetParams,
+    response: {
+      200: { description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders }, content: json(Pet) },
+      // Every response of getPet carries the deprecation headers, errors included (not those answered outside it).
+      ...errors({
+        400: { code: 'validation_failed', when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
+        ...COMMON_ERRORS,
+        404: { code: 'not_found', when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
+        410: { code: 'gone', when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
+      }, deprecationHeaders),
+      ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
+    }
+  }
+}
