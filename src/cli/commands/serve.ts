@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { parseTracing } from '../../config.js'
 import { serve } from '../../server.js'
 import { addSettingFlags, configFrom } from '../options.js'
 
@@ -6,6 +7,6 @@ export function registerServeCommand (program: Command): void {
   const command = program.command('serve')
     .description('Serve the API (the store is created and migrated on first start).')
   addSettingFlags(command).action(async () => {
-    await serve(configFrom(command))
+    await serve(configFrom(command), parseTracing(process.env))
   })
 }
