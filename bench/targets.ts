@@ -213,6 +213,8 @@ export interface ServiceOptions extends Placement {
   databaseUrl: string
   apiKey: string
   workers: number
+  /** Variables on top of the defaults (the OTEL_* of traces). */
+  env?: Record<string, string>
 }
 
 /**
@@ -240,10 +242,11 @@ export async function startService (options: ServiceOptions): Promise<Target> {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
-      WORKERS: String(options.workers)
+      WORKERS: String(options.workers),
+      ...options.env
     },
-    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…).
-    unset: SETTINGS.map((setting) => setting.env),
+    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…, traces).
+    unset: [...SETTINGS.map((setting) => setting.env), ...Object.keys(process.env).filter((name) => name.startsWith('OTEL_'))],
     cwd: options.root,
     readyPath: '/readyz'
   }))
