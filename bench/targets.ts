@@ -233,6 +233,8 @@ export function startArguments (root: string): string[] {
  * @example const service = await startService({ root, databaseUrl: `sqlite:${path}`, apiKey, logFile, workers: 1, cpus: '0' })
  */
 export async function startService (options: ServiceOptions): Promise<Target> {
+  // The metrics listener on a free port: the default 9464 may be another instance's, or anything's on a shared machine.
+  const metricsPort = await freePort()
   return await startProcess('the service', options, (port) => ({
     args: startArguments(options.root),
     env: {
@@ -242,6 +244,7 @@ export async function startService (options: ServiceOptions): Promise<Target> {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
+      METRICS_PORT: String(metricsPort),
       WORKERS: String(options.workers),
       ...options.env
     },
