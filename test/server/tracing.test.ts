@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { createServer, type Server } from 'node:http'
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { ConfigError, parseTracing } from '../../src/config.js'
 import { TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
 import { startServerProcess, type ServerProcess } from '../hardening/server-process.js'
@@ -64,6 +65,18 @@ function callerSpan (): { traceId: string, spanId: string, traceparent: string }
 const OTEL_ON = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100', LOG_LEVEL: 'info' }
 const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 
+/** A POST whose body comes 100 ms after its headers, once the hooks have run: as a slow client sends it. */
+async function postSlowly (url: string, body: string, headers: Record<string, string>): Promise<{ status: number, body: string }> {
+  const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } })
+  request.flushHeaders()
+  await sleep(100)
+  request.end(body)
+  const [response] = await once(request, 'response') as [IncomingMessage]
+  let text = ''
+  for await (const chunk of response) text += String(chunk)
+  return { status: response.statusCode!, body: text }
+}
+
 async function stop (server: ServerProcess): Promise<void> {
   server.child.kill('SIGTERM')
   assert.equal(await server.exited, 0, server.output())
@@ -82,6 +95,7 @@ for (const backend of backends('sqlite', 'postgres')) {
     const create = callerSpan()
     const page = callerSpan()
     const fetchOne = callerSpan()
+    const lost = callerSpan()
     const forgedKey = `ps_${randomBytes(32).toString('base64url')}`
     let cursor = ''
     let petId = 0
@@ -89,21 +103,19 @@ for (const backend of backends('sqlite', 'postgres')) {
     before(async () => {
       database = await createTestDatabase(backend.name)
       server = await startServerProcess(database.url, { ...OTEL_ON, OTEL_EXPORTER_OTLP_ENDPOINT: await receiver.start() })
-      const post = async (name: string, traceparent?: string): Promise<Response> => await fetch(`${server.origin}/v1/pets`, {
-        method: 'POST',
-        headers: { ...AUTH, 'content-type': 'application/json', ...(traceparent === undefined ? {} : { traceparent }) },
-        body: JSON.stringify({ name, categoryId: 1 })
-      })
-      const created = await post('Rex', create.traceparent)
+      const created = await postSlowly(`${server.origin}/v1/pets`, JSON.stringify({ name: 'Rex', categoryId: 1 }), { ...AUTH, traceparent: create.traceparent })
       assert.equal(created.status, 201)
-      petId = ((await created.json()) as { id: number }).id
-      await post('Tom')
+      petId = (JSON.parse(created.body) as { id: number }).id
+      await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: '{"name":"Tom","categoryId":1}' })
       const first = await fetch(`${server.origin}/v1/pets?limit=1`, { headers: AUTH })
       cursor = new URL(/<([^>]+)>/.exec(first.headers.get('link') ?? '')![1]!).searchParams.get('cursor')!
       const next = await fetch(`${server.origin}/v1/pets?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: { ...AUTH, traceparent: page.traceparent } })
       assert.equal(next.status, 200)
       assert.equal((await fetch(`${server.origin}/v1/pets/${petId}`, { headers: { ...AUTH, traceparent: fetchOne.traceparent } })).status, 200)
       assert.equal((await fetch(`${server.origin}/v1/pets`, { headers: { authorization: `Bearer ${forgedKey}` } })).status, 401)
+      // A key pasted where it does not belong: in the path of a route, and of no route, and in the query.
+      assert.equal((await fetch(`${server.origin}/v1/pets/${forgedKey}`, { headers: AUTH })).status, 400)
+      assert.equal((await fetch(`${server.origin}/v1/${forgedKey}?key=${forgedKey}`, { headers: { ...AUTH, traceparent: lost.traceparent } })).status, 404)
       // The pending spans are exported on the way out.
       await stop(server)
     })
@@ -160,8 +172,11 @@ for (const backend of backends('sqlite', 'postgres')) {
       }
       const headers = receiver.spans().flatMap((span) => span.attributes.map((entry) => entry.key)).filter((key) => /header|authorization/i.test(key))
       assert.deepEqual(headers, [], 'no header is recorded')
-      const page0 = serverSpanOf(page)
-      assert.equal(attribute(page0, 'url.path'), '/v1/pets')
+      assert.equal(attribute(serverSpanOf(page), 'url.path'), '/v1/pets')
+      const unrouted = serverSpanOf(lost)
+      assert.equal(unrouted.name, 'GET')
+      assert.equal(attribute(unrouted, 'url.path'), '(no route)')
+      assert.equal(attribute(unrouted, 'http.response.status_code'), 404)
     })
 
     it('writes the trace id into the request\'s log line', () => {

@@ -1,6 +1,6 @@
 import { FastifyOtelInstrumentation } from '@fastify/otel'
-import { context, type Span } from '@opentelemetry/api'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify'
+import type { Span } from '@opentelemetry/api'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify'
 import fp from 'fastify-plugin'
 
 /**
@@ -20,7 +20,6 @@ async function requestSpansPlugin (app: FastifyInstance): Promise<void> {
   })
   await app.register(instrumentation.plugin())
   app.addHook('onRequest', logWithTraceId)
-  app.addHook('onRoute', runHandlerInRequestSpan)
 }
 
 /** @example await app.register(requestSpans) // before any other hook or route */
@@ -45,14 +44,4 @@ function logWithTraceId (request: FastifyRequest, reply: FastifyReply, done: Hoo
     request.log = reply.log = request.log.child({ trace_id: traceId, span_id: spanId })
   }
   done()
-}
-
-// A handler that follows a body runs in the socket's context, not the request's: without this,
-// the store's spans of a create would have no parent.
-function runHandlerInRequestSpan (route: RouteOptions): void {
-  const handler = route.handler
-  route.handler = function handlerInRequestSpan (this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
-    const spanContext = request.opentelemetry().context
-    return spanContext === null ? handler.call(this, request, reply) : context.with(spanContext, handler, this, request, reply)
-  }
 }
