@@ -187,6 +187,23 @@ for (const backend of backends('sqlite', 'postgres')) {
   })
 }
 
+describe('a collector that is down', () => {
+  it('costs a warning a failed export, and no request nor the clean exit', async () => {
+    const database = await createTestDatabase('sqlite')
+    try {
+      const closed = new OtlpReceiver()
+      const endpoint = await closed.start()
+      await closed.close()
+      const server = await startServerProcess(database.url, { ...OTEL_ON, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_TIMEOUT: '500' })
+      assert.equal((await fetch(`${server.origin}/v1/pets`, { headers: AUTH })).status, 200)
+      await stop(server)
+      assert.match(server.output(), /"level":40,[^\n]*"msg":"traces: /)
+    } finally {
+      await database.drop()
+    }
+  })
+})
+
 describe('traces left off', () => {
   const receiver = new OtlpReceiver()
   let endpoint: string
