@@ -19,6 +19,8 @@ export interface BenchOptions {
   scale: boolean
   sizes: readonly number[]
   workers: boolean
+  /** The service with traces on (every request sampled, exported to a local sink) against off. */
+  tracing: boolean
   /** The feature-cost steps on get and create (bench/feature-costs.ts); kept in a smoke run. */
   costs: boolean
   deployments: boolean
@@ -45,6 +47,7 @@ export const USAGE = `Usage: npm run bench -- [options]
   --scale             adds the scale curve: list, deep-cursor list and get at each size
   --sizes N,N         sizes of the scale curve (default 10000,1000000,10000000)
   --workers           adds WORKERS=2 against WORKERS=1
+  --tracing           adds the service with traces on (every request sampled, OTLP/HTTP to a local sink) against off
   --costs             adds what each feature costs: the ceiling's get and create with the service's features added one at a time
   --deployments       adds the deployment shapes: one process, WORKERS=2, one and two instances on PostgreSQL
   --postgres URL      the PostgreSQL server of the service and the pg peer in the main comparison, and of --deployments
@@ -93,6 +96,7 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
         scale: { type: 'boolean', default: false },
         sizes: { type: 'string' },
         workers: { type: 'boolean', default: false },
+        tracing: { type: 'boolean', default: false },
         costs: { type: 'boolean', default: false },
         deployments: { type: 'boolean', default: false },
         postgres: { type: 'string' },
@@ -120,12 +124,13 @@ export function parseBenchOptions (argv: string[], env: NodeJS.ProcessEnv = proc
     connections: positive('connections', values.connections, 50, true),
     workloads: Object.freeze(workloadsOf(values.only)),
     animals: smoke ? 200 : 10_000,
-    // The smoke run checks the harness, not the peers: no json-server, no peers, no scale, no workers, no deployments.
+    // The smoke run checks the harness, not the peers: no json-server, no peers, no scale, no workers, no tracing, no deployments.
     jsonServer: !smoke,
     peers: !smoke,
     scale: values.scale && !smoke,
     sizes: Object.freeze(sizes),
     workers: values.workers && !smoke,
+    tracing: values.tracing && !smoke,
     costs: values.costs,
     deployments: values.deployments && !smoke,
     // An empty variable counts as unset, as an unset one would in a shell test.

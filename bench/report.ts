@@ -246,6 +246,27 @@ function workersSection (input: ReportInput): string {
   ].join('\n')
 }
 
+function tracingSection (input: ReportInput): string {
+  const parts = input.options.workloads.map((workload) => {
+    const off = findSummary(input.summaries, 'tracing', 'traces off', workload)
+    const on = findSummary(input.summaries, 'tracing', 'traces on', workload)
+    const rows = [off, on].flatMap((summary) => summary === undefined
+      ? []
+      : [[summary.target, rate(summary.reqPerSec), ms(summary.p50Ms), ms(summary.p99Ms), mib(summary.peakRssBytes), us(summary.cpuUsPerRequest), failures(summary), ratio(summary.reqPerSec, off?.reqPerSec), ratio(summary.cpuUsPerRequest, off?.cpuUsPerRequest)]])
+    return { workload, text: `### ${workload} (traces)\n\n${table(['service', 'req/s', 'p50', 'p99', 'peak RSS', 'CPU/req', 'non-2xx', 'req/s ÷ off', 'CPU/req ÷ off'], rows)}`, cost: ratio(on?.cpuUsPerRequest, off?.cpuUsPerRequest) }
+  })
+  return [
+    '## Traces: on against off',
+    '',
+    'The service as it ships, pinned as in the main comparison; on, every request is sampled and its spans (the request\'s and its store calls\') ' +
+      'are exported over OTLP/HTTP to a sink in the bench process, which only reads them.',
+    '',
+    `CPU per request, on ÷ off: ${parts.map((part) => `${part.workload} ${part.cost}`).join(', ')}.`,
+    '',
+    parts.map((part) => part.text).join('\n\n')
+  ].join('\n')
+}
+
 function costsSection (input: ReportInput): string {
   const workloads = COST_WORKLOADS.filter((workload) => input.options.workloads.includes(workload))
   const tables = workloads.map((workload) => {
@@ -406,6 +427,7 @@ export function renderReport (input: ReportInput): string {
   if (input.options.peers) sections.push('', peersSection(input))
   if (input.options.costs) sections.push('', costsSection(input))
   if (input.options.workers) sections.push('', workersSection(input))
+  if (input.options.tracing) sections.push('', tracingSection(input))
   if (input.options.deployments) sections.push('', deploymentsSection(input))
   if (input.scaleSizes.length > 0) sections.push('', scaleSection(input))
   if (input.problems.length > 0) sections.push('', '## Problems', '', input.problems.map((problem) => `- ${problem}`).join('\n'))

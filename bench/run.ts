@@ -6,6 +6,8 @@
  * broke; 2 for a bad flag.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -196,6 +198,32 @@ async function compareWorkers (context: Context, seededDb: string): Promise<void
 }
 
 /**
+ * The service with traces on against off, interleaved, pinned as the main comparison: every
+ * request sampled (the SDK's default), its spans exported over OTLP/HTTP to a sink in this process.
+ */
+async function compareTracing (context: Context, seededDb: string): Promise<void> {
+  const { options, work, serverCpus, loadCpus } = context
+  const runDb = join(work, 'run.db')
+  const sink = createServer((request, response) => { request.resume().once('end', () => response.end()) })
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve))
+  const traces = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(sink.address() as AddressInfo).port}` }
+  try {
+    for (const workload of options.workloads) {
+      for (let run = 1; run <= options.runs; run++) {
+        progress(`${workload} with traces off and on, run ${run} of ${options.runs}`)
+        for (const [target, env] of [['traces off', {}], ['traces on', traces]] as const) {
+          copyDatabase(seededDb, runDb)
+          await measure(context, { group: 'tracing', target, workload, spec: apiWorkload(workload, API_KEY, options.animals), loadCpus }, async () =>
+            await startService({ root: ROOT, databaseUrl: `sqlite:${runDb}`, apiKey: API_KEY, logFile: join(work, 'service.log'), workers: 1, cpus: serverCpus, env }))
+        }
+      }
+    }
+  } finally {
+    sink.close()
+  }
+}
+
+/**
  * The deployment shapes, interleaved within each run: one process and WORKERS=2 on
  * SQLite, then one and two instances on PostgreSQL, each run on a schema of its own
  * filled with the same animals and dropped after it (so creates never pile up).
@@ -320,6 +348,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
   await compareTargets(context, seededDb, baseline, jsonSeed, scripts)
   if (options.costs) await compareFeatureCosts(context, seededDb, scripts.ceiling)
   if (options.workers) await compareWorkers(context, seededDb)
+  if (options.tracing) await compareTracing(context, seededDb)
   if (options.deployments) await compareDeployments(context, seededDb)
   if (options.scale) await scaleCurve(context, scaleSizes)
 

@@ -213,6 +213,8 @@ export interface ServiceOptions extends Placement {
   databaseUrl: string
   apiKey: string
   workers: number
+  /** Variables on top of the defaults (the OTEL_* of traces). */
+  env?: Record<string, string>
 }
 
 /**
@@ -231,6 +233,8 @@ export function startArguments (root: string): string[] {
  * @example const service = await startService({ root, databaseUrl: `sqlite:${path}`, apiKey, logFile, workers: 1, cpus: '0' })
  */
 export async function startService (options: ServiceOptions): Promise<Target> {
+  // The metrics listener on a free port: the default 9464 may be another instance's, or anything's on a shared machine.
+  const metricsPort = await freePort()
   return await startProcess('the service', options, (port) => ({
     args: startArguments(options.root),
     env: {
@@ -240,10 +244,12 @@ export async function startService (options: ServiceOptions): Promise<Target> {
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: String(port),
-      WORKERS: String(options.workers)
+      METRICS_PORT: String(metricsPort),
+      WORKERS: String(options.workers),
+      ...options.env
     },
-    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…).
-    unset: SETTINGS.map((setting) => setting.env),
+    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…, traces).
+    unset: [...SETTINGS.map((setting) => setting.env), ...Object.keys(process.env).filter((name) => name.startsWith('OTEL_'))],
     cwd: options.root,
     readyPath: '/readyz'
   }))

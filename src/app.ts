@@ -45,6 +45,8 @@ export interface AppOptions {
   now?: () => Date
   /** Slow-client bounds; tests shorten them. */
   timeouts?: RequestTimeouts
+  /** A span per request, when the process exports traces (src/tracing.ts). */
+  traces?: boolean
 }
 
 export interface App extends FastifyInstance {
@@ -57,7 +59,7 @@ export interface App extends FastifyInstance {
 /**
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
  */
-export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS }: AppOptions): Promise<App> {
+export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS, traces = false }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const metrics = new Metrics()
@@ -121,6 +123,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     isDraining: () => draining
   }
 
+  // Before any hook or route: the request's span is open, and current, in all of them. Imported
+  // only when on, so that off no part of OpenTelemetry is loaded.
+  if (traces) await app.register((await import('./http/plugins/request-spans.js')).requestSpans)
   app.setValidatorCompiler(compileValidator)
   // Routes refer to these by $ref: the serializer resolves them, the document names them as components.
   for (const schema of COMPONENTS) app.addSchema(schema)

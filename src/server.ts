@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type App } from './app.js'
-import { ConfigError, type Config } from './config.js'
+import { ConfigError, type Config, type Tracing } from './config.js'
 import { issueApiKey } from './domain/api-keys.js'
 import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
@@ -82,11 +82,14 @@ export interface RunningServer {
  * Starts one serving process: the only process (`migrate`, and its own metrics listener),
  * or a worker (its metrics go to the primary).
  */
-export async function startServer (config: Config, options: { migrate: boolean }): Promise<RunningServer> {
+export async function startServer (config: Config, options: { migrate: boolean, tracing?: Tracing }): Promise<RunningServer> {
   const logger = createLogger(config.logLevel)
-  const store = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl)
+  // Imported only when traces are on: off, no part of the SDK is loaded.
+  const tracing = options.tracing === undefined ? undefined : await (await import('./tracing.js')).startTracing(options.tracing, logger)
+  const opened = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl)
+  const store = tracing === undefined ? opened : tracing.traceStore(opened)
   if (options.migrate) await ensureAnApiKey(store, config)
-  const app = await buildApp({ config, store, logger })
+  const app = await buildApp({ config, store, logger, traces: tracing !== undefined })
   let url: string
   let metricsListener: MetricsListener | undefined
   try {
@@ -95,6 +98,7 @@ export async function startServer (config: Config, options: { migrate: boolean }
   } catch (err) {
     await app.close()
     await store.close()
+    await tracing?.shutdown()
     throw err instanceof ConfigError
       ? err
       : listenError(err as NodeJS.ErrnoException, { port: config.port, host: config.host, portName: config.names.port, hostName: config.names.host })
@@ -113,6 +117,7 @@ export async function startServer (config: Config, options: { migrate: boolean }
       await app.close() // waits for the requests in flight
       await metricsListener?.close()
       await store.close()
+      await tracing?.shutdown() // the spans of the last requests
       logger.info('closed')
     })()
     return closing
@@ -156,12 +161,12 @@ function isStartFailed (message: unknown): message is StartFailed {
 }
 
 /** A worker: serve, or tell the primary in one line why it cannot. */
-async function serveAsWorker (config: Config): Promise<void> {
+async function serveAsWorker (config: Config, tracing: Tracing | undefined): Promise<void> {
   // An empty answer to the primary's scrapes until this worker serves, rather than none (a failed scrape).
   reportToThePrimary([])
   let server: RunningServer
   try {
-    server = await startServer(config, { migrate: false })
+    server = await startServer(config, { migrate: false, tracing })
   } catch (err) {
     const message = err instanceof ConfigError ? err.message : `a worker failed to start (${(err as Error).message})`
     const failed: StartFailed = { type: 'petstore:start-failed', message }
@@ -233,11 +238,11 @@ function superviseWorkers (count: number, shutdownDelayMs: number, metricsListen
   process.on('SIGINT', stop)
 }
 
-/** `petstore serve`: one process, or a primary and WORKERS workers. */
-export async function serve (config: Config): Promise<void> {
-  if (cluster.isWorker) return await serveAsWorker(config)
+/** `petstore serve`: one process, or a primary and WORKERS workers; each serving process exports its own traces. */
+export async function serve (config: Config, tracing?: Tracing): Promise<void> {
+  if (cluster.isWorker) return await serveAsWorker(config, tracing)
   if (config.workers <= 1) {
-    const server = await startServer(config, { migrate: true })
+    const server = await startServer(config, { migrate: true, tracing })
     closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
     return
   }

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { parseTracing } from '../../config.js'
 import { addSettingFlags, configFrom } from '../options.js'
 
 export function registerServeCommand (program: Command): void {
@@ -7,6 +8,6 @@ export function registerServeCommand (program: Command): void {
   addSettingFlags(command).action(async () => {
     // Loaded by serve alone: the other commands open a store and need no HTTP server.
     const { serve } = await import('../../server.js')
-    await serve(configFrom(command))
+    await serve(configFrom(command), parseTracing(process.env))
   })
 }

@@ -2,6 +2,13 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The ids of the request's span, for its line: only with traces on (request-spans.ts). */
+    traceIds?: { trace_id: string, span_id: string }
+  }
+}
+
 /**
  * One log line per request, through `request.log`, which carries its `requestId`. The route
  * pattern stands in for the URL, so nothing a client put in the path or the query (a misplaced
@@ -36,11 +43,13 @@ export function noteAnsweredOnSocket (socket: Socket, status: number): void {
 }
 
 function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
-  request.log.info({
+  const line = {
     method: request.method,
     route: request.routeOptions.url ?? '(no route)',
     status,
     // Whole microseconds: a fraction on every line cost about 10 MiB of peak memory under load (docs/decisions.md).
     micros: Math.round(reply.elapsedTime * 1000)
-  }, 'request')
+  }
+  const traceIds = request.traceIds
+  request.log.info(traceIds === undefined ? line : { ...line, ...traceIds }, 'request')
 }
