@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, type TestDatabase } from '../helper.js'
-import { freePort, startCli, type CliProcess } from '../support/cli.js'
+import { freePorts, startCli, type CliProcess } from '../support/cli.js'
 
 const CREATES = 40
 const LISTS = 100
@@ -55,7 +55,7 @@ describe('the metrics listener with WORKERS=2', () => {
   let served: AccessLine[]
   before(async () => {
     database = await createTestDatabase('sqlite')
-    const [port, metricsPort] = [await freePort(), await freePort()]
+    const [port, metricsPort] = await freePorts(2)
     origin = `http://127.0.0.1:${port}`
     metricsOrigin = `http://127.0.0.1:${metricsPort}`
     cli = startCli(['serve'], { WORKERS: '2', PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: database.url, PETSTORE_API_KEYS: TEST_KEY })

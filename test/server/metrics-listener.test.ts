@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, TEST_KEY } from '../helper.js'
-import { freePort, runCli, startCli } from '../support/cli.js'
+import { freePort, freePorts, runCli, startCli } from '../support/cli.js'
 
 describe('petstore serve: the metrics listener', () => {
   let dir: string
@@ -14,7 +14,7 @@ describe('petstore serve: the metrics listener', () => {
   after(() => { rmSync(dir, { recursive: true, force: true }) })
 
   it('serves /metrics on METRICS_PORT, not on the API port, and closes it on SIGTERM', async () => {
-    const [port, metricsPort] = [await freePort(), await freePort()]
+    const [port, metricsPort] = await freePorts(2)
     const cli = startCli(['serve'], { PORT: String(port), METRICS_PORT: String(metricsPort), DATABASE_URL: `sqlite:${join(dir, 'one.db')}`, PETSTORE_API_KEYS: TEST_KEY })
     try {
       await cli.listening(1)

@@ -2,7 +2,7 @@
  * Runs the real `petstore` CLI from source in a child process.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { createServer, type Server } from 'node:net'
 import { fileURLToPath } from 'node:url'
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
@@ -41,14 +41,19 @@ export async function runCli (args: string[], options: CliOptions = {}): Promise
 
 /** A TCP port that was free a moment ago. */
 export async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
+  return (await freePorts(1))[0]!
+}
+
+/** `count` distinct free ports: their listeners are all open at once, so no two are the same port. */
+export async function freePorts (count: number): Promise<number[]> {
+  const servers = await Promise.all(Array.from({ length: count }, async () => await new Promise<Server>((resolve, reject) => {
     const server = createServer()
     server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+    server.listen(0, '127.0.0.1', () => resolve(server))
+  })))
+  const ports = servers.map((server) => (server.address() as { port: number }).port)
+  await Promise.all(servers.map(async (server) => await new Promise((resolve) => server.close(resolve))))
+  return ports
 }
 
 /** Polls until `url` answers 200, or fails after `timeoutMs`. */
