@@ -10,6 +10,7 @@ import type { BenchOptions } from './options.js'
 import { findSummary, type Summary } from './stats.js'
 import { COST_WORKLOADS, FEATURE_STEPS, FEATURE_TEXTS } from './feature-steps.js'
 import { JSON_SERVER_REQUESTS, WORKLOAD_REQUESTS, type Workload } from './workloads.js'
+import { RATE_LIMIT_NEVER_REACHED } from './targets.js'
 
 export interface ScaleSize {
   animals: number
@@ -119,7 +120,7 @@ function settings (input: ReportInput): string {
       `each run a fresh process on a fresh copy of its data: ${options.warmup} s warm-up, then ${options.duration} s measured.`,
     `- Figures are medians over the runs; non-2xx is the sum over the runs. ${options.animals.toLocaleString('en-US')} animals.`,
     `- The service as \`npm start\` runs it (\`node ${input.serviceArguments.join(' ')}\`), SQLite file (WAL, synchronous=FULL: every create is durable), ` +
-      'logs at `info` to a file, metrics and every plugin on, `RATE_LIMIT=0`.',
+      `logs at \`info\` to a file, metrics and every plugin on, the rate limit counting (\`RATE_LIMIT=${RATE_LIMIT_NEVER_REACHED}\`, never reached).`,
     ...(input.baseline === undefined
       ? []
       : [`- The ${input.baseline.target}: commit ${input.baseline.commit.slice(0, 12)} (${input.baseline.subject}) in a git worktree of its own, ` +
