@@ -44,7 +44,7 @@ export class PetCatalogue {
     // One row more than asked tells whether a next page exists.
     const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
     const more = rows.length > limit
-    const pets = more ? rows.slice(0, limit) : rows
+    const pets = rows.slice(0, limit)
     const next = more ? this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) : undefined
     return { pets, next }
   }

@@ -52,8 +52,8 @@ export interface Store {
   ping (): Promise<void>
   close (): Promise<void>
 
-  /** Animals in ascending id order. */
-  listPets (options: ListPetsOptions): Promise<Pet[]>
+  /** Animals in ascending id order; the page may be shared with other callers, so it is read-only. */
+  listPets (options: ListPetsOptions): Promise<readonly Pet[]>
   findPet (id: Int64): Promise<Pet | undefined>
   /**
    * Stores a new animal durably: resolved once it is committed. With a claim, the key is

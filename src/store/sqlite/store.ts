@@ -15,6 +15,7 @@ import type { CreateRequest } from './create-pets.js'
 import { isSqliteUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { MIGRATIONS } from './migrations.js'
+import { PageCache } from './page-cache.js'
 import { petIdAllocator } from './pet-ids.js'
 import { findPetRow, PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
@@ -37,6 +38,7 @@ export function openSqliteStore (path: string): Store {
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
   const creates = new GroupCommit<CreateRequest, CreateResult>((requests) => writer.createPets(requests), MAX_BATCH)
+  const pages = new PageCache(db)
 
   const importPets = db.transaction((pets: Pet[]) => {
     const manyRows = sql(insertPetsSql(IMPORT_ROWS))
@@ -48,6 +50,7 @@ export function openSqliteStore (path: string): Store {
       manyRows.run(values)
     }
     for (const pet of pets.slice(i)) sql(insertPetsSql(1)).run(pet.id, pet.name, pet.categoryId, pet.status)
+    pages.clear()
   })
   // Ids as createPet gives them, all taken before the first row goes in.
   const insertPets = db.transaction((pets: NewPetRecord[]) => {
@@ -81,10 +84,10 @@ export function openSqliteStore (path: string): Store {
     },
 
     async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
-      const rows = (status === undefined
-        ? sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`).all(afterId, limit)
-        : sql(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`).all(status, afterId, limit)) as PetRow[]
-      return rows.map(rowToPet)
+      return pages.read(`${status ?? ''}:${afterId}:${limit}`, () => (status === undefined
+        ? sql(`SELECT ${PET_COLUMNS} FROM pets WHERE id > ? ORDER BY id LIMIT ?`).all(afterId, limit) as PetRow[]
+        : sql(`SELECT ${PET_COLUMNS} FROM pets WHERE status = ? AND id > ? ORDER BY id LIMIT ?`).all(status, afterId, limit) as PetRow[]
+      ).map(rowToPet))
     },
 
     async findPet (id) {
