@@ -15,8 +15,8 @@ import { PetCatalogue } from './domain/pets.js'
 import { AppError } from './domain/errors.js'
 import { errorHandling } from './http/error-handler.js'
 import { clientErrorHandlerFor, frameworkErrorHandlerFor, writeErrorToSocket } from './http/protocol-errors.js'
-import { FailedAuthCounts } from './http/failed-auth-counts.js'
 import { connectRedis } from './http/redis.js'
+import { WindowCounts } from './http/window-counts.js'
 import { requestState, startRequestState } from './http/request-state.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { jsonBody } from './http/json-body.js'
@@ -26,7 +26,7 @@ import { deprecationHeaders, sunset } from './http/plugins/deprecation.js'
 import { forgedKeyThrottle } from './http/plugins/forged-key-throttle.js'
 import { Metrics, metricsHooks } from './http/plugins/metrics.js'
 import { REQUEST_ID_LOG_LABEL, requestIdGenerator, stampRequestId } from './http/plugins/request-id.js'
-import { perKeyRateLimit } from './http/plugins/rate-limit.js'
+import { perKeyRateLimit, RATE_LIMIT_WINDOW_MS } from './http/plugins/rate-limit.js'
 import { responseHeaders } from './http/plugins/response-headers.js'
 import { accessLog } from './http/plugins/access-log.js'
 import { corsOrigins } from './http/plugins/cors.js'
@@ -64,8 +64,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const metrics = new Metrics()
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const counts = new FailedAuthCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisKeyPrefix: config.redisKeyPrefix, logger })
-  const throttle = forgedKeyThrottle({ verifier, counts, onThrottled: () => { metrics.authThrottled.inc() } })
+  const failures = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
+  const throttle = forgedKeyThrottle({ verifier, counts: failures, onThrottled: () => { metrics.authThrottled.inc() } })
   let draining = false
   // The hooks every request meets before its route, in this order (CORS, when on, between the two
   // lists); what the router refuses meets them too.
@@ -140,7 +140,8 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   for (const hook of fromAuth) app.addHook('onRequest', hook)
   // Then the rate limit and the sunset, which need the caller.
   if (config.rateLimit > 0) {
-    await app.register(perKeyRateLimit, { limit: config.rateLimit, redis, redisKeyPrefix: config.redisKeyPrefix })
+    const requests = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
+    await app.register(perKeyRateLimit, { limit: config.rateLimit, counts: requests })
   }
   await app.register(sunset, deprecation)
   await app.register(metricsHooks, { metrics })

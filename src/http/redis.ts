@@ -30,7 +30,7 @@ export async function connectRedis (url: string, logger: FastifyBaseLogger): Pro
     await redis.connect()
   } catch (err) {
     logger.warn({ err: { message: (err as Error).message } },
-      'Redis is unreachable: the rate limit is off and failed authentications are counted per process until it answers')
+      'Redis is unreachable: rate limits and failed authentications are counted per process until it answers')
   }
   return redis
 }

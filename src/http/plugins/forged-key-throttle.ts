@@ -8,7 +8,7 @@ import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyVerifier } from '../../domain/api-keys.js'
 import { AppError } from '../../domain/errors.js'
 import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/forged-keys.js'
-import type { FailedAuthCounts } from '../failed-auth-counts.js'
+import type { WindowCounts } from '../window-counts.js'
 import { bearerTokenOf, requiresKey } from './auth.js'
 
 export interface ForgedKeyThrottle {
@@ -20,7 +20,8 @@ export interface ForgedKeyThrottle {
 
 export interface ForgedKeyThrottleOptions {
   verifier: ApiKeyVerifier
-  counts: FailedAuthCounts
+  /** Failed authentications by client group, FAILED_AUTH_WINDOW_MS long. */
+  counts: WindowCounts
   /** Called for each request answered 429 by the throttle (the metric). */
   onThrottled: () => void
 }
@@ -35,7 +36,7 @@ export function forgedKeyThrottle ({ verifier, counts, onThrottled }: ForgedKeyT
       const token = bearerTokenOf(request)
       // No key is the challenge's to answer, and a key in use is never slowed by its neighbours' failures.
       if (token === undefined || verifier.isKnownValid(token)) return
-      const window = await counts.read(clientGroupOf(request.ip))
+      const window = await counts.read(clientGroupOf(request.ip), request.log)
       if (window.count < FAILED_AUTH_LIMIT) return
       onThrottled()
       const retryAfter = Math.max(1, Math.ceil(window.resetInMs / 1000))
@@ -44,7 +45,7 @@ export function forgedKeyThrottle ({ verifier, counts, onThrottled }: ForgedKeyT
         { 'retry-after': String(retryAfter) })
     },
     noteFailure: async (request) => {
-      await counts.add(clientGroupOf(request.ip))
+      await counts.add(clientGroupOf(request.ip), request.log)
     }
   }
 }
