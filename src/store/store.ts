@@ -66,6 +66,8 @@ export interface Store {
   importPets (pets: Pet[]): Promise<void>
   /** Inserts animals with ids the database assigns, so none is reused (seed); one transaction. */
   insertPets (pets: NewPetRecord[]): Promise<void>
+  /** Brings the query planner's statistics up to date after a bulk load, so the lists that follow plan on what is there. */
+  analyze (): Promise<void>
   /**
    * Deletes at most `limit` idempotency keys recorded before the instant, in one short
    * statement; returns how many. The sweep's loop is src/domain/idempotency-sweep.ts.

@@ -45,6 +45,7 @@ export function tracedStore (store: Store): Store {
     createPet: async (pet, claim) => await call('createPet', async () => await store.createPet(pet, claim)),
     importPets: async (pets) => { await call('importPets', async () => { await store.importPets(pets) }) },
     insertPets: async (pets) => { await call('insertPets', async () => { await store.insertPets(pets) }) },
+    analyze: async () => { await call('analyze', async () => { await store.analyze() }) },
     deleteIdempotencyKeys: async (olderThan, limit) => await call('deleteIdempotencyKeys', async () => await store.deleteIdempotencyKeys(olderThan, limit)),
     insertApiKey: async (name, keyHash) => await call('insertApiKey', async () => await store.insertApiKey(name, keyHash)),
     findApiKeyByHash: async (keyHash) => await call('findApiKeyByHash', async () => await store.findApiKeyByHash(keyHash)),

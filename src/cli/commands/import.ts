@@ -112,6 +112,7 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
     }
     if (rest.length > 0) take(rest)
     await flush()
+    if (loaded > 0) await store.analyze()
   } finally {
     progress.stop()
   }

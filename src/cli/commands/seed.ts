@@ -48,6 +48,7 @@ async function seedPets (store: Store, count: number, batchSize: number, seed: n
       added += size
       progress.update(added, added)
     }
+    await store.analyze()
   } finally {
     progress.stop()
   }

@@ -185,6 +185,12 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       if ((rowCount ?? 0) < pets.length) throw new NoIdLeft()
     },
 
+    async analyze () {
+      // Until autovacuum gets to a freshly loaded table, the planner guesses: a list by status
+      // then read and sorted every match (0.86 ms a page of 10,000 animals) instead of 21 rows.
+      await pool.query('ANALYZE pets')
+    },
+
     async deleteIdempotencyKeys (olderThan, limit) {
       // A statement of its own, no transaction: each batch's row locks go as soon as it ends.
       const { rowCount } = await pool.query(

@@ -107,6 +107,11 @@ export function openSqliteStore (path: string): Store {
       insertPets.immediate(pets)
     },
 
+    async analyze () {
+      // What SQLite advises after large changes: it analyzes the tables whose statistics need it.
+      db.exec('PRAGMA optimize')
+    },
+
     async deleteIdempotencyKeys (olderThan, limit) {
       // On this (the requests') connection, holding the write lock: a batch keeps both waits short.
       return sql('DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at < ? LIMIT ?)')
