@@ -5,7 +5,7 @@
  * not met. It states figures; it never fails on them.
  */
 import type { LoadTool } from './load.js'
-import type { MachineFacts } from './machine.js'
+import { QUIET_SHARE, type MachineFacts, type Quiet } from './machine.js'
 import type { BenchOptions } from './options.js'
 import { findSummary, type Summary } from './stats.js'
 import { COST_WORKLOADS, FEATURE_STEPS, FEATURE_TEXTS } from './feature-steps.js'
@@ -38,6 +38,8 @@ export interface ReportInput {
   /** taskset was found and the machine has two cores or more. */
   pinned: boolean
   summaries: Summary[]
+  /** Before each run, how busy the machine was and how long the bench waited. */
+  quiet: Quiet[]
   scaleSizes: ScaleSize[]
   /** The node arguments the service was started with (those of `npm start`). */
   serviceArguments: string[]
@@ -399,6 +401,16 @@ function scaleSection (input: ReportInput): string {
   ].join('\n')
 }
 
+/** How quiet the machine was before the runs: other work on it is what made runs disagree. */
+function quietLine (quiet: Quiet[]): string {
+  const busiest = Math.max(0, ...quiet.map((run) => run.busyShare))
+  const waited = quiet.reduce((sum, run) => sum + run.waitedSeconds, 0)
+  const busy = quiet.filter((run) => run.busyShare >= QUIET_SHARE).length
+  return `- Before each run the bench waits for a second in which the machine is busy under ${QUIET_SHARE * 100} % of a core (at most a minute): ` +
+    `the busiest such second before the ${quiet.length} runs was ${Math.round(busiest * 100)} % of a core, the waits came to ${Math.round(waited)} s` +
+    (busy === 0 ? '.' : `, and **${busy} run(s) started on a busy machine**: their figures are suspect.`)
+}
+
 /**
  * The whole report.
  * @example process.stdout.write(renderReport(input))
@@ -410,6 +422,7 @@ export function renderReport (input: ReportInput): string {
     '',
     `- Machine: ${facts.cpuModel}, ${facts.cores} cores, ${facts.memoryGiB} GiB, ${facts.kernel}; load average ${facts.loadAverage.toFixed(2)} at the start (the machine is shared).`,
     `- Node.js ${facts.node}. The bench took ${Math.round(input.elapsedSeconds)} s.`,
+    quietLine(input.quiet),
     `- Command: \`${input.command}\``,
     settings(input),
     '',

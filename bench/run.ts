@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url'
 import { buildBaseline, isCommit, removeBaselines, type Baseline } from './baseline.js'
 import { copyDatabase, deepCursors, hasSeedCommand, importAnimals, seedAnimals, warmPageCache, writeJsonServerDb } from './fixtures.js'
 import { combineResults, detectLoadTool, runLoad, type LoadResult, type LoadSpec, type LoadTool } from './load.js'
-import { machineFacts } from './machine.js'
+import { machineFacts, waitForQuietMachine } from './machine.js'
 import { runNpm, stopNpm } from './npm.js'
 import { OptionsError, USAGE, parseBenchOptions, type BenchOptions } from './options.js'
 import { DEPLOYMENT_SHAPES, PEERS, SERVICE_ON_POSTGRES, renderReport, type ScaleSize } from './report.js'
@@ -29,6 +29,8 @@ const API_KEY = 'bench-key-0123456789abcdef'
 const DEEP_CURSORS = 1000
 /** Sizes `petstore import` may fill when `petstore seed` is missing; past that the JSON Lines file gets big. */
 const IMPORT_MAX = 1_000_000
+/** The longest wait for a quiet machine before a run. */
+const QUIET_WAIT_MAX_S = 60
 
 /** Where each run happens: cores, files. */
 interface Context {
@@ -59,6 +61,8 @@ interface BaselineTarget extends Baseline {
 async function measure (context: Context, run: { group: string, target: string, workload: string, spec: LoadSpec, loadCpus: string | undefined }, ...starts: Array<() => Promise<Target>>): Promise<void> {
   const { options } = context
   const targets: Target[] = []
+  // A smoke run only checks that the bench works: it notes how busy the machine is, without waiting.
+  const quiet = await waitForQuietMachine(options.smoke ? 0 : QUIET_WAIT_MAX_S)
   try {
     for (const start of starts) {
       const target = await start()
@@ -82,8 +86,9 @@ async function measure (context: Context, run: { group: string, target: string, 
     const result = await loadAll(options.duration)
     const cpuUsPerRequest = result.requests > 0 ? (cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
     const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
-    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes, cpuUsPerRequest })
-    progress(`  ${run.target.padEnd(18)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}`)
+    context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes, cpuUsPerRequest, quiet })
+    progress(`  ${run.target.padEnd(18)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}` +
+      `; before it ${Math.round(quiet.busyShare * 100)} % of a core busy${quiet.waitedSeconds > 0 ? ` after waiting ${Math.round(quiet.waitedSeconds)} s` : ''}`)
   } finally {
     await Promise.all(targets.map(async (target) => await target.stop()))
   }
@@ -361,6 +366,7 @@ async function bench (options: BenchOptions, work: string): Promise<number> {
     tool,
     pinned,
     summaries: summarize(context.measurements),
+    quiet: context.measurements.map((measurement) => measurement.quiet),
     scaleSizes: scaleSizes.map(({ animals, loadedBy, loadSeconds, databaseBytes }) => ({ animals, loadedBy, loadSeconds, databaseBytes })),
     serviceArguments: startArguments(ROOT),
     baseline: baseline === undefined ? undefined : { target: baseline.target, commit: baseline.commit, subject: baseline.subject, serviceArguments: startArguments(baseline.root) },

@@ -3,6 +3,7 @@
  * report quotes their medians (a noisy neighbour spoils one run, not the median).
  */
 import type { LoadResult } from './load.js'
+import type { Quiet } from './machine.js'
 
 /** One run: a target freshly started, warmed up, then measured. */
 export interface Measurement {
@@ -14,6 +15,8 @@ export interface Measurement {
   peakRssBytes: number
   /** CPU time of the target's processes during the measured seconds, divided by the requests answered. */
   cpuUsPerRequest: number
+  /** How busy the machine was, and how long the bench waited, before the run started. */
+  quiet: Quiet
 }
 
 /** The runs of one target and workload, reduced. */

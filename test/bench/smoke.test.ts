@@ -48,6 +48,7 @@ describe('npm run bench -- --smoke', () => {
 
     assert.match(stdout, /^# Benchmark: /m)
     assert.match(stdout, /- Machine: .+ cores/)
+    assert.match(stdout, /- Before each run the bench waits for a second .+: the busiest such second before the \d+ runs was \d+ % of a core/)
     for (const workload of WORKLOADS) {
       const rows = rowsOf(stdout, workload)
       for (const target of ['service', 'ceiling']) {
