@@ -88,7 +88,7 @@ async function measure (context: Context, run: { group: string, target: string, 
     const peakRssBytes = targets.reduce((sum, target) => sum + target.peakRss(), 0)
     context.measurements.push({ group: run.group, target: run.target, workload: run.workload, result, peakRssBytes, cpuUsPerRequest, quiet })
     progress(`  ${run.target.padEnd(18)} ${run.workload.padEnd(12)} ${Math.round(result.reqPerSec)} req/s, p99 ${result.p99Ms.toFixed(2)} ms, non-2xx ${result.non2xx}` +
-      `; before it ${Math.round(quiet.busyShare * 100)} % of a core busy${quiet.waitedSeconds > 0 ? ` after waiting ${Math.round(quiet.waitedSeconds)} s` : ''}`)
+      `; before it ${Math.round(quiet.busyShare * 100)} % of a core busy${quiet.waitedSeconds >= 1 ? ` after waiting ${Math.round(quiet.waitedSeconds)} s` : ''}`)
   } finally {
     await Promise.all(targets.map(async (target) => await target.stop()))
   }

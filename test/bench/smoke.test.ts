@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WORKLOADS = ['list', 'list-status', 'get', 'create']
-const COST_ROWS = ['ceiling', 'none: the ceiling\'s work', '+ durable', '+ key-hash', '+ headers', '+ metrics', '+ log']
+const COST_ROWS = ['ceiling', 'none: the ceiling\'s work', '+ durable', '+ key-hash', '+ rate-limit', '+ headers', '+ metrics', '+ log']
 
 interface Row { target: string, reqPerSec: number, cpuPerRequest: string, non2xx: string, cell: (name: string) => string }
 
