@@ -9,9 +9,24 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { AppError } from '../../domain/errors.js'
-import type { WindowCounts } from '../window-counts.js'
+import type { CountWindow, WindowCounts } from '../window-counts.js'
 
 export const RATE_LIMIT_WINDOW_MS = 60_000
+
+/**
+ * The draft's two headers for a key's count in its window, and the seconds until it resets.
+ * @example rateLimitHeaders(6000, { count: 1, resetInMs: 60_000 }).headers.ratelimit // '"default";r=5999;t=60'
+ */
+export function rateLimitHeaders (limit: number, window: CountWindow): { headers: Record<string, string>, reset: number } {
+  const reset = Math.max(1, Math.ceil(window.resetInMs / 1000))
+  return {
+    headers: {
+      'ratelimit-policy': `"default";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`,
+      ratelimit: `"default";r=${Math.max(0, limit - window.count)};t=${reset}`
+    },
+    reset
+  }
+}
 
 /** The settings the limit reads from Config. */
 export interface RateLimitOptions {
@@ -27,13 +42,11 @@ export interface RateLimitOptions {
  * @example await app.register(perKeyRateLimit, { limit: 6000, counts })
  */
 async function rateLimitPlugin (app: FastifyInstance, { limit, counts }: RateLimitOptions): Promise<void> {
-  const policy = `"default";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`
   app.addHook('onRequest', async (request, reply) => {
     if (request.state.caller === undefined) return
     const window = await counts.add(request.state.caller.keyHash, request.log)
-    const reset = Math.max(1, Math.ceil(window.resetInMs / 1000))
-    reply.header('ratelimit-policy', policy)
-    reply.header('ratelimit', `"default";r=${Math.max(0, limit - window.count)};t=${reset}`)
+    const { headers, reset } = rateLimitHeaders(limit, window)
+    reply.headers(headers)
     if (window.count > limit) {
       throw new AppError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
         { 'retry-after': String(reset) })
