@@ -8,11 +8,11 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { Logger } from 'pino'
-import { BODY_LIMIT_BYTES, GETPET_DEPRECATED_AT, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, type Config, type RequestTimeouts } from './config.js'
+import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
 import { PetCatalogue } from './domain/pets.js'
-import { AppError } from './domain/errors.js'
+import { HttpError } from './http/errors.js'
 import { errorHandling } from './http/error-handler.js'
 import { clientErrorHandlerFor, frameworkErrorHandlerFor, writeErrorToSocket } from './http/protocol-errors.js'
 import { connectRedis } from './http/redis.js'
@@ -35,6 +35,7 @@ import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import { COMPONENTS } from './schemas/components.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, type RequestTimeouts } from './schemas/limits.js'
 import type { Store } from './store/store.js'
 
 export interface AppOptions {
@@ -105,7 +106,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
       server.on('checkExpectation', handler)
       // A 405 carries Allow (RFC 9110 §15.5.6); a CONNECT names no path, so it lists what the server answers on any.
       server.on('connect', (_request, socket: Socket) => {
-        writeErrorToSocket(socket, new AppError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy', { allow: 'GET, HEAD, POST' }))
+        writeErrorToSocket(socket, new HttpError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy', { allow: 'GET, HEAD, POST' }))
       })
       return server
     }

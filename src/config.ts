@@ -11,21 +11,6 @@ import { availableParallelism } from 'node:os'
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
 export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
 
-/** The largest request body (a create's JSON) and import line. */
-export const BODY_LIMIT_BYTES = 16 * 1024
-/** The largest request headers, in all. */
-export const HEADER_LIMIT_BYTES = 16 * 1024
-/** The longest request target. */
-export const URL_LIMIT_BYTES = 8 * 1024
-
-/** How long a client may take to send its headers, and its whole request. */
-export interface RequestTimeouts {
-  headersMs: number
-  requestMs: number
-}
-
-export const REQUEST_TIMEOUTS: RequestTimeouts = { headersMs: 10_000, requestMs: 30_000 }
-
 export interface Config {
   databaseUrl: string
   port: number

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { ERROR_STATUS } from '../src/domain/errors.js'
+import { ERROR_STATUS } from '../src/schemas/error.js'
 
 describe('docs/errors.md', () => {
   const rows = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8')

@@ -6,7 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { parseInt64, type Int64 } from '../schemas/kinds.js'
 import type { PetStatus } from '../schemas/pets.js'
-import { AppError } from './errors.js'
+import { InvalidCursor } from './errors.js'
 
 export interface CursorPosition {
   afterId: Int64
@@ -28,9 +28,9 @@ export class CursorCodec {
     return `${payload.toString('base64url')}.${this.#sign(payload).toString('base64url')}`
   }
 
-  /** Throws a 400 for a cursor that is malformed, altered, or made for another status filter. */
+  /** @throws InvalidCursor for a cursor that is malformed, altered, or made for another status filter */
   decode (cursor: string, status: PetStatus | undefined): CursorPosition {
-    const invalid = new AppError('validation_failed', 'cursor: must be a cursor from the Link header of the previous page, unchanged')
+    const invalid = new InvalidCursor('altered')
     const [payloadText, signatureText, extra] = cursor.split('.')
     if (payloadText === undefined || signatureText === undefined || extra !== undefined) throw invalid
     const payload = Buffer.from(payloadText, 'base64url')
@@ -41,7 +41,7 @@ export class CursorCodec {
     const match = /^([0-9]{1,19}):([a-z]*)$/.exec(payload.toString())
     if (match === null) throw invalid
     if ((match[2] || undefined) !== status) {
-      throw new AppError('validation_failed', 'cursor: was made for another status filter; keep the status of the first page')
+      throw new InvalidCursor('other-status')
     }
     return { afterId: parseInt64(match[1]!), status }
   }

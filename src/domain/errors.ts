@@ -1,59 +1,43 @@
 /**
- * The error catalogue: every error the API answers with, by stable code.
- * `docs/errors.md` has one row per code; a test keeps the two in step.
+ * The domain's own errors: what the catalogue's rules refuse, in the domain's words, with no
+ * status, header or wire field name. src/http/errors.ts alone maps each to an answer.
  */
-export const ERROR_STATUS = {
-  malformed_json: 400,
-  validation_failed: 400,
-  unauthorized: 401,
-  not_found: 404,
-  method_not_allowed: 405,
-  request_timeout: 408,
-  idempotency_conflict: 409,
-  gone: 410,
-  payload_too_large: 413,
-  uri_too_long: 414,
-  unsupported_media_type: 415,
-  idempotency_key_reused: 422,
-  rate_limited: 429,
-  headers_too_large: 431,
-  internal_error: 500,
-  unavailable: 503
-} as const
+import type { Int64 } from '../schemas/kinds.js'
 
-export type ErrorCode = keyof typeof ERROR_STATUS
+/** No animal has the id asked for. */
+export class PetNotFound extends Error {
+  override name = 'PetNotFound'
 
-/** The spec's Error body. */
-export interface ErrorBody {
-  code: ErrorCode
-  message: string
-  status: number
-}
-
-/**
- * An error the API answers with; rendered only by the HTTP error handler.
- * @example throw new AppError('not_found', 'no animal with id 42')
- */
-export class AppError extends Error {
-  readonly code: ErrorCode
-  readonly status: number
-  /** Response headers that belong to this error (`Allow`, `Retry-After`, ...). */
-  readonly headers: Record<string, string>
-
-  constructor (code: ErrorCode, message: string, headers: Record<string, string> = {}) {
-    super(message)
-    this.name = 'AppError'
-    this.code = code
-    this.status = ERROR_STATUS[code]
-    this.headers = headers
-  }
-
-  toBody (): ErrorBody {
-    return { code: this.code, message: this.message, status: this.status }
+  /** @example throw new PetNotFound(42) */
+  constructor (readonly id: Int64) {
+    super(`no animal with id ${id}`)
   }
 }
 
-/** @example isAppError(err) && err.code === 'not_found' */
-export function isAppError (err: unknown): err is AppError {
-  return err instanceof AppError
+/** A create with this idempotency key is still being answered. */
+export class IdempotencyKeyInFlight extends Error {
+  override name = 'IdempotencyKeyInFlight'
+
+  constructor () {
+    super('a request with this idempotency key is still in progress')
+  }
+}
+
+/** The idempotency key was first used for another animal. */
+export class IdempotencyKeyReused extends Error {
+  override name = 'IdempotencyKeyReused'
+
+  constructor () {
+    super('the idempotency key was used with a different animal')
+  }
+}
+
+/** A paging cursor this service did not make (`altered`), or made for another status filter. */
+export class InvalidCursor extends Error {
+  override name = 'InvalidCursor'
+
+  /** @example throw new InvalidCursor('other-status') */
+  constructor (readonly reason: 'altered' | 'other-status') {
+    super(reason === 'altered' ? 'the cursor was not made by this service, or was altered' : 'the cursor was made for another status filter')
+  }
 }

@@ -8,7 +8,7 @@ import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
 import type { Store } from '../store/store.js'
 import type { Caller } from './api-keys.js'
 import { CursorCodec } from './cursor.js'
-import { AppError } from './errors.js'
+import { IdempotencyKeyInFlight, IdempotencyKeyReused, PetNotFound } from './errors.js'
 
 /** How long a create's Idempotency-Key is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000
@@ -55,13 +55,13 @@ export class PetCatalogue {
    * gets 409 instead of racing it. In memory: a key whose request died with the process
    * is free again on restart.
    * @returns releases the key; safe to call more than once
-   * @throws AppError idempotency_conflict while another request holds the key
+   * @throws IdempotencyKeyInFlight while another request holds the key
    * @example const release = catalogue.holdIdempotencyKey(caller, key); try { … } finally { release() }
    */
   holdIdempotencyKey (caller: Caller, idempotencyKey: string): () => void {
     const flightKey = `${caller.keyHash}\n${idempotencyKey}`
     if (this.#inFlight.has(flightKey)) {
-      throw new AppError('idempotency_conflict', 'Idempotency-Key: a request with this key is still in progress; retry after it completes')
+      throw new IdempotencyKeyInFlight()
     }
     this.#inFlight.add(flightKey)
     let held = true
@@ -75,7 +75,7 @@ export class PetCatalogue {
    * Creates an animal; with an idempotency key (held by the caller with
    * holdIdempotencyKey), a repeat of the same request within 24 h replays the first
    * animal instead of creating another.
-   * @throws AppError idempotency_key_reused when the key came with another body
+   * @throws IdempotencyKeyReused when the key came with another body
    */
   async createPet (newPet: NewPet, caller: Caller, idempotencyKey?: string): Promise<CreatedPet> {
     const pet = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? 'available' }
@@ -85,15 +85,15 @@ export class PetCatalogue {
     const result = await this.#store.createPet(pet, claim)
     if (result.kind === 'created') return { pet: result.pet, replayed: false }
     if (result.fingerprint !== claim!.fingerprint) {
-      throw new AppError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
+      throw new IdempotencyKeyReused()
     }
     return { pet: result.pet, replayed: true }
   }
 
-  /** @throws AppError not_found */
+  /** @throws PetNotFound */
   async getPet (id: Int64): Promise<Pet> {
     const pet = await this.#store.findPet(id)
-    if (pet === undefined) throw new AppError('not_found', `petId: no animal with id ${id}`)
+    if (pet === undefined) throw new PetNotFound(id)
     return pet
   }
 }

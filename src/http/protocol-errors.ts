@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES, type RequestTimeouts } from '../config.js'
-import { AppError } from '../domain/errors.js'
-import { sendError, toAppError } from './error-handler.js'
+import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES, type RequestTimeouts } from '../schemas/limits.js'
+import { HttpError, toHttpError } from './errors.js'
+import { sendError } from './error-handler.js'
 import { noteAnsweredOnSocket } from './plugins/access-log.js'
 
 /**
@@ -24,9 +24,9 @@ export function frameworkErrorHandlerFor (beforeRoute: readonly onRequestAsyncHo
   return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     try {
       for (const hook of beforeRoute) await hook.call(request.server, request, reply)
-      sendError(reply, toAppError(err))
+      sendError(reply, toHttpError(err))
     } catch (hookError) {
-      sendError(reply, toAppError(hookError))
+      sendError(reply, toHttpError(hookError))
     }
   }
 }
@@ -36,27 +36,27 @@ export function frameworkErrorHandlerFor (beforeRoute: readonly onRequestAsyncHo
 const LONG_REQUEST_LINE = new RegExp(`^[A-Z]{1,20} [^\\r\\n]{${URL_LIMIT_BYTES},}`)
 
 /** What Node's HTTP parser rejects before any route runs. */
-function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeouts: RequestTimeouts): AppError {
+function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeouts: RequestTimeouts): HttpError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       if (err.rawPacket !== undefined && LONG_REQUEST_LINE.test(err.rawPacket.subarray(0, URL_LIMIT_BYTES + 32).toString('latin1'))) {
-        return new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+        return new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
       }
-      return new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+      return new HttpError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new AppError('request_timeout',
+      return new HttpError('request_timeout',
         `request: headers must arrive within ${timeouts.headersMs / 1000} s and the whole request within ${timeouts.requestMs / 1000} s`)
     default:
-      return new AppError('validation_failed', 'request: is not valid HTTP/1.1')
+      return new HttpError('validation_failed', 'request: is not valid HTTP/1.1')
   }
 }
 
 /**
  * Writes the Error body, with the error's own headers (`Allow`), straight on a socket Node has
  * taken from HTTP, then closes it.
- * @example writeErrorToSocket(socket, new AppError('request_timeout', 'request: too slow'))
+ * @example writeErrorToSocket(socket, new HttpError('request_timeout', 'request: too slow'))
  */
-export function writeErrorToSocket (socket: Socket, error: AppError): void {
+export function writeErrorToSocket (socket: Socket, error: HttpError): void {
   const body = JSON.stringify(error.toBody())
   socket.end([
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,

@@ -4,8 +4,8 @@
  * very schemas, and @fastify/swagger publishes them.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
-import type { ErrorCode } from '../domain/errors.js'
-import { ErrorBody } from './error.js'
+import { ERROR_STATUS, ErrorBody, type ErrorCode } from './error.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
 import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
 import { refTo } from './ref.js'
 
@@ -19,26 +19,30 @@ declare module 'fastify' {
 /** The longest Idempotency-Key, without the quotes of its structured-field form. */
 export const IDEMPOTENCY_KEY_MAX = 255
 
-/** An error response as documented: its code, when it happens, and an example message. */
-interface ErrorDoc { code: ErrorCode, when: string, example: string }
+/** An error response as documented, under its code: when it happens, and an example message. */
+interface ErrorDoc { when: string, example: string }
+type ErrorDocs = Partial<Record<ErrorCode, ErrorDoc>>
 
 /** A JSON body of a response: its schema by reference to its component, and the example of this response. */
 function json<T extends TSchema> (schema: T, example?: unknown) {
   return { 'application/json': { schema: refTo(schema), ...(example === undefined ? {} : { example }) } }
 }
 
-/** Error responses of an operation, each with its own example body and the headers it carries. */
-function errors (described: Record<number, ErrorDoc>, headers: Record<string, TSchema> = {}) {
+/** Error responses of an operation, under the status of each code, with its example body and the headers it carries. */
+function errors (described: ErrorDocs, headers: Record<string, TSchema> = {}) {
   const responses: Record<number, unknown> = {}
-  for (const [status, { code, when, example }] of Object.entries(described)) {
-    responses[Number(status)] = {
+  for (const [code, { when, example }] of Object.entries(described) as Array<[ErrorCode, ErrorDoc]>) {
+    const status = ERROR_STATUS[code]
+    responses[status] = {
       description: when,
-      headers: { ...headers, ...ERROR_HEADERS[Number(status)] },
-      content: json(ErrorBody, { code, message: example, status: Number(status) })
+      headers: { ...headers, ...ERROR_HEADERS[status] },
+      content: json(ErrorBody, { code, message: example, status })
     }
   }
   return responses
 }
+
+const kib = (bytes: number): string => `${bytes / 1024} KiB`
 
 const retryAfter = { 'Retry-After': Type.String({ description: 'Seconds to wait before trying again.' }) }
 
@@ -50,20 +54,24 @@ const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
   503: retryAfter
 }
 
-const COMMON_ERRORS: Record<number, ErrorDoc> = {
-  401: { code: 'unauthorized', when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
-  429: { code: 'rate_limited', when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
-  503: { code: 'unavailable', when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
-  414: { code: 'uri_too_long', when: 'The request target is over 8 KiB (`uri_too_long`).', example: 'request target: must be at most 8192 bytes' },
-  431: { code: 'headers_too_large', when: 'The request headers are over 16 KiB or 500 fields (`headers_too_large`).', example: 'headers: must be at most 16384 bytes in all' },
-  500: { code: 'internal_error', when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
+const COMMON_ERRORS = {
+  unauthorized: { when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
+  rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
+  unavailable: { when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
+  uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: `request target: must be at most ${URL_LIMIT_BYTES} bytes` },
+  headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all` },
+  internal_error: { when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
 }
 
 /** Answered before the operation runs: another method on its path, or a client too slow to send its request. */
-function outsideErrors (path: string, allow: string): Record<number, ErrorDoc> {
+function outsideErrors (path: string, allow: string): ErrorDocs {
+  const { headersMs, requestMs } = REQUEST_TIMEOUTS
   return {
-    405: { code: 'method_not_allowed', when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: `DELETE: is not allowed on ${path}; use ${allow}` },
-    408: { code: 'request_timeout', when: 'The headers took over 10 s, or the whole request over 30 s (`request_timeout`).', example: 'request: headers must arrive within 10 s and the whole request within 30 s' }
+    method_not_allowed: { when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: `DELETE: is not allowed on ${path}; use ${allow}` },
+    request_timeout: {
+      when: `The headers took over ${headersMs / 1000} s, or the whole request over ${requestMs / 1000} s (\`request_timeout\`).`,
+      example: `request: headers must arrive within ${headersMs / 1000} s and the whole request within ${requestMs / 1000} s`
+    }
   }
 }
 
@@ -91,7 +99,7 @@ export const listPetsSchema = {
       content: json(Pets)
     },
     ...errors({
-      400: { code: 'validation_failed', when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
+      validation_failed: { when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
       ...COMMON_ERRORS,
       ...outsideErrors('/v1/pets', 'GET, POST')
     })
@@ -121,14 +129,14 @@ export const createPetSchema = {
       content: json(Pet)
     },
     ...errors({
-      400: { code: 'validation_failed', when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
+      validation_failed: { when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
       ...COMMON_ERRORS,
-      503: { ...COMMON_ERRORS[503]!, when: `${COMMON_ERRORS[503]!.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
+      unavailable: { ...COMMON_ERRORS.unavailable, when: `${COMMON_ERRORS.unavailable.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
       ...outsideErrors('/v1/pets', 'GET, POST'),
-      409: { code: 'idempotency_conflict', when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
-      413: { code: 'payload_too_large', when: 'The body is over 16 KiB (`payload_too_large`).', example: 'body: must be at most 16384 bytes' },
-      415: { code: 'unsupported_media_type', when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
-      422: { code: 'idempotency_key_reused', when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
+      idempotency_conflict: { when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
+      payload_too_large: { when: `The body is over ${kib(BODY_LIMIT_BYTES)} (\`payload_too_large\`).`, example: `body: must be at most ${BODY_LIMIT_BYTES} bytes` },
+      unsupported_media_type: { when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
+      idempotency_key_reused: { when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
     })
   }
 }
@@ -148,10 +156,10 @@ export function getPetSchema (sunset: Date) {
       200: { description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders }, content: json(Pet) },
       // Every response of getPet carries the deprecation headers, errors included (not those answered outside it).
       ...errors({
-        400: { code: 'validation_failed', when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
+        validation_failed: { when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
         ...COMMON_ERRORS,
-        404: { code: 'not_found', when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
-        410: { code: 'gone', when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
+        not_found: { when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
+        gone: { when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
       }, deprecationHeaders),
       ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
     }

@@ -3,15 +3,14 @@ import { Socket } from 'node:net'
 import { ReadStream, isatty } from 'node:tty'
 import { promisify } from 'node:util'
 import type { Command } from 'commander'
-import { isAppError } from '../../domain/errors.js'
-import { decodeUtf8 } from '../../http/json-body.js'
+import { MalformedJson, decodeUtf8 } from '../../schemas/exact-json.js'
 import { INT64_MAX } from '../../schemas/kinds.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
 import { StoreUnavailable } from '../../store/store-errors.js'
 import { CliError, describeFailure } from '../errors.js'
 import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
-import { LINE_LIMIT_BYTES, parsePetLine } from '../pet-lines.js'
+import { InvalidPetLine, LINE_LIMIT_BYTES, parsePetLine } from '../pet-lines.js'
 import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { withStore } from '../with-store.js'
 
@@ -87,7 +86,7 @@ async function importLines (store: Store, source: Source, batchSize: number): Pr
       if (pet.id === INT64_MAX) lastIdTaken = true
       batch.push(pet)
     } catch (err) {
-      if (!isAppError(err)) throw err
+      if (!(err instanceof MalformedJson || err instanceof InvalidPetLine)) throw err
       throw refuse(`line ${lineNumber}`, err.message.replace(/^body: /, ''))
     }
   }

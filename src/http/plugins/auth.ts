@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyVerifier } from '../../domain/api-keys.js'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 
 const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1). The token is what PETSTORE_API_KEYS
@@ -56,13 +56,13 @@ export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: Fas
     if (!requiresKey(request)) return
     const token = bearerTokenOf(request)
     if (token === undefined) {
-      throw new AppError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
+      throw new HttpError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
     request.state.caller = await verifier.verify(token)
     if (request.state.caller === undefined) {
       await onFailure(request)
-      throw new AppError('unauthorized', 'Authorization: the API key is unknown or revoked',
+      throw new HttpError('unauthorized', 'Authorization: the API key is unknown or revoked',
         { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
     }
   }

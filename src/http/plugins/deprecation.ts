@@ -4,7 +4,7 @@
  * sunset instant on the operation answers 410 Gone.
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 import { baseUrlOf, docsUrlOf } from '../public-url.js'
 import fp from 'fastify-plugin'
 
@@ -51,7 +51,7 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestAsync
 async function sunsetPlugin (app: FastifyInstance, options: DeprecationOptions): Promise<void> {
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
-    throw new AppError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
+    throw new HttpError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
   })
 }
 

@@ -6,7 +6,7 @@
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyVerifier } from '../../domain/api-keys.js'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/forged-keys.js'
 import type { WindowCounts } from '../window-counts.js'
 import { bearerTokenOf, requiresKey } from './auth.js'
@@ -40,7 +40,7 @@ export function forgedKeyThrottle ({ verifier, counts, onThrottled }: ForgedKeyT
       if (window.count < FAILED_AUTH_LIMIT) return
       onThrottled()
       const retryAfter = Math.max(1, Math.ceil(window.resetInMs / 1000))
-      throw new AppError('rate_limited',
+      throw new HttpError('rate_limited',
         `Authorization: at most ${FAILED_AUTH_LIMIT} failed authentications a minute from one address; retry in ${retryAfter} s`,
         { 'retry-after': String(retryAfter) })
     },

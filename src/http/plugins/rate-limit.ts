@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 import type { CountWindow, WindowCounts } from '../window-counts.js'
 
 export const RATE_LIMIT_WINDOW_MS = 60_000
@@ -48,7 +48,7 @@ async function rateLimitPlugin (app: FastifyInstance, { limit, counts }: RateLim
     const { headers, reset } = rateLimitHeaders(limit, window)
     reply.headers(headers)
     if (window.count > limit) {
-      throw new AppError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
+      throw new HttpError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
         { 'retry-after': String(reset) })
     }
   })

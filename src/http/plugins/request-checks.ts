@@ -4,8 +4,8 @@
  * the request target's length, the headers' size, and headers that must come once.
  */
 import type { onRequestAsyncHookHandler } from 'fastify'
-import { AppError } from '../../domain/errors.js'
-import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../../config.js'
+import { HttpError } from '../errors.js'
+import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../../schemas/limits.js'
 
 const MAX_HEADER_FIELDS = 500
 
@@ -25,11 +25,11 @@ const HOST = /^(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:
 export const checkHost: onRequestAsyncHookHandler = async (request) => {
   const host = request.raw.headersDistinct.host
   if (request.raw.httpVersion === '1.1' && host === undefined) {
-    throw new AppError('validation_failed', 'Host: is required in HTTP/1.1')
+    throw new HttpError('validation_failed', 'Host: is required in HTTP/1.1')
   }
-  if ((host?.length ?? 0) > 1) throw new AppError('validation_failed', 'Host: must be sent once')
+  if ((host?.length ?? 0) > 1) throw new HttpError('validation_failed', 'Host: must be sent once')
   if (host?.length === 1 && !HOST.test(host[0]!)) {
-    throw new AppError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
+    throw new HttpError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
   }
 }
 
@@ -37,7 +37,7 @@ export const checkHost: onRequestAsyncHookHandler = async (request) => {
 export const checkRequest: onRequestAsyncHookHandler = async (request) => {
   // The target as sent: src/http/routable-url.ts may have lengthened it.
   if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {
-    throw new AppError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+    throw new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
   }
   // Node's parser lets some long lists of small headers through, and keeps only the first
   // 1000 of them: count both bytes and fields here.
@@ -45,10 +45,10 @@ export const checkRequest: onRequestAsyncHookHandler = async (request) => {
   let headerBytes = 0
   for (const field of raw) headerBytes += field.length + 2
   if (headerBytes > HEADER_LIMIT_BYTES || raw.length > 2 * MAX_HEADER_FIELDS) {
-    throw new AppError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+    throw new HttpError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
   }
   const headers = request.raw.headersDistinct
   for (const name of SINGLE_HEADERS) {
-    if ((headers[name]?.length ?? 0) > 1) throw new AppError('validation_failed', `${name}: must be sent once`)
+    if ((headers[name]?.length ?? 0) > 1) throw new HttpError('validation_failed', `${name}: must be sent once`)
   }
 }

@@ -3,7 +3,7 @@
  * interactive docs page. Metrics are on a listener of their own (src/metrics-listener.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 import type { Store } from '../../store/store.js'
 import { sendError } from '../error-handler.js'
 import { baseUrlOf } from '../public-url.js'
@@ -31,7 +31,7 @@ export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOpt
   app.get('/readyz', { schema: hide, config: { operation: 'readyz' } }, async (_request, reply) => {
     // Sent, not thrown: the error handler would log each probe of a draining process as a store failure.
     if (options.isDraining()) {
-      sendError(reply, new AppError('unavailable', 'shutting down', { 'retry-after': '1' }))
+      sendError(reply, new HttpError('unavailable', 'shutting down', { 'retry-after': '1' }))
       return reply
     }
     await options.store.ping()

@@ -4,8 +4,8 @@
  * the OpenAPI document, the docs page and its assets).
  */
 import { METHODS } from 'node:http'
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
-import { AppError } from '../../domain/errors.js'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { HttpError } from '../errors.js'
 
 /**
  * Records the methods of every route registered from now on. The function it returns, called
@@ -37,8 +37,8 @@ export function recordRouteMethods (app: FastifyInstance): () => void {
     recording = false
     for (const [url, methods] of methodsByUrl) {
       const allow = [...methods].sort().join(', ')
-      const refuse = (request: FastifyRequest): AppError =>
-        new AppError('method_not_allowed', `${request.method}: is not allowed on ${request.routeOptions.url}; use ${allow}`, { allow })
+      const refuse = (request: FastifyRequest): HttpError =>
+        new HttpError('method_not_allowed', `${request.method}: is not allowed on ${request.routeOptions.url}; use ${allow}`, { allow })
       app.route({
         method: app.supportedMethods.filter((method) => !methods.has(method)),
         url,
@@ -47,7 +47,7 @@ export function recordRouteMethods (app: FastifyInstance): () => void {
         config: { operation: 'methodNotAllowed' },
         // Answered before any body is read (after the app's hooks: auth first under /v1), so a
         // malformed, mistyped or oversized body changes nothing.
-        onRequest: (request, _reply, done) => { done(refuse(request) as unknown as FastifyError) },
+        onRequest: (request, _reply, done) => { done(refuse(request)) },
         handler: async (request) => { throw refuse(request) }
       })
     }

@@ -5,7 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue } from '../../domain/pets.js'
-import { AppError } from '../../domain/errors.js'
+import { HttpError } from '../errors.js'
 import { IDEMPOTENCY_KEY_MAX, createPetSchema, getPetSchema, listPetsSchema } from '../../schemas/operations.js'
 import { LIMIT_DEFAULT } from '../../schemas/pets.js'
 import { baseUrlOf } from '../public-url.js'
@@ -23,7 +23,7 @@ function idempotencyKeyOf (header: string | string[] | undefined): string | unde
   // The draft sends the key as a quoted structured-field string; a bare token is taken as it is.
   const key = values.length === 1 ? values[0]!.replace(/^"(.*)"$/, '$1') : ''
   if (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX) {
-    throw new AppError('validation_failed', `Idempotency-Key: must be sent once, 1 to ${IDEMPOTENCY_KEY_MAX} characters`)
+    throw new HttpError('validation_failed', `Idempotency-Key: must be sent once, 1 to ${IDEMPOTENCY_KEY_MAX} characters`)
   }
   return key
 }
