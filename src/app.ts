@@ -4,10 +4,9 @@
  */
 import { createServer } from 'node:http'
 import type { Socket } from 'node:net'
-import Fastify, { LogController, type FastifyInstance } from 'fastify'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
-import type { Logger } from 'pino'
 import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys.js'
 import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
@@ -41,7 +40,7 @@ import type { Store } from './store/store.js'
 export interface AppOptions {
   config: Config
   store: Store
-  logger: Logger
+  logger: FastifyBaseLogger
   /** The clock of the sunset check; tests move it. */
   now?: () => Date
   /** Slow-client bounds; tests shorten them. */
@@ -50,12 +49,17 @@ export interface AppOptions {
   traces?: boolean
 }
 
-export interface App extends FastifyInstance {
-  /** Starts the graceful shutdown: /readyz answers 503 from now on. */
-  startDraining: () => void
-  /** This process's counts, scraped on the metrics listener (src/metrics-listener.ts), never on the API port. */
-  metrics: Metrics
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Starts the graceful shutdown: /readyz answers 503 from now on. */
+    startDraining: () => void
+    /** This process's counts, scraped on the metrics listener (src/metrics-listener.ts), never on the API port. */
+    metrics: Metrics
+  }
 }
+
+/** The service's Fastify instance, with its decorations. */
+export type App = FastifyInstance
 
 /**
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
@@ -110,12 +114,11 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
       })
       return server
     }
-  }) as unknown as App
+  })
 
-  app.startDraining = () => { draining = true }
+  app.decorate('startDraining', () => { draining = true })
+  app.decorate('metrics', metrics)
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
-
-  app.metrics = metrics
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const meta = {
     store,

@@ -292,7 +292,7 @@ export function parseSettings<K extends SettingKey> (keys: readonly K[], env: Re
     }
   }
   config.names = Object.freeze(names)
-  return Object.freeze(config as unknown as Settings<K>)
+  return Object.freeze(config as Settings<K>)
 }
 
 const EVERY_SETTING: readonly SettingKey[] = SETTINGS.map((setting) => setting.key)
@@ -306,43 +306,23 @@ export function parseConfig (env: Record<string, string | undefined>, flags: Rec
   return parseSettings(EVERY_SETTING, env, flags)
 }
 
-/** How traces leave the process (OTLP over HTTP); the SDK reads the other OTEL_* variables itself. */
+/** How traces leave the process: OTLP over HTTP, as OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL asks. */
 export interface Tracing {
-  protocol: 'http/protobuf' | 'http/json'
+  protocol: string
 }
-
-// The samplers the SDK knows: it takes any other name as parentbased_always_on, with a warning nobody reads.
-const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio']
 
 /**
  * Whether to export traces, from the standard OpenTelemetry variables: on when an OTLP endpoint is
  * set (OTEL_EXPORTER_OTLP_ENDPOINT or its _TRACES_ form) or OTEL_TRACES_EXPORTER=otlp asks for the
- * default one; off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
- * @throws ConfigError `OTEL_EXPORTER_OTLP_PROTOCOL: must be http/protobuf or http/json (grpc is not supported)`
+ * default one; off with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none. The values themselves
+ * (URLs, sampler, batches) are the SDK's to read and judge, with its own warnings.
  * @example parseTracing({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }) // { protocol: 'http/protobuf' }
  */
 export function parseTracing (env: Record<string, string | undefined>): Tracing | undefined {
   const read = (name: string): string | undefined => env[name] === '' ? undefined : env[name]?.trim()
   if (read('OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined
   const exporter = read('OTEL_TRACES_EXPORTER')
-  if (exporter !== undefined && exporter !== 'otlp' && exporter !== 'none') throw new ConfigError('OTEL_TRACES_EXPORTER: must be otlp or none')
-  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
-    const url = read(name)
-    if (url === undefined) continue
-    let protocol: string | undefined
-    try { protocol = new URL(url).protocol } catch {}
-    if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError(`${name}: must be an http(s) URL such as http://localhost:4318`)
-  }
   const endpoint = read('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT') ?? read('OTEL_EXPORTER_OTLP_ENDPOINT')
-  if (exporter === 'none' || (endpoint === undefined && exporter === undefined)) return undefined
-  const protocolName = read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') === undefined ? 'OTEL_EXPORTER_OTLP_PROTOCOL' : 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
-  const protocol = read(protocolName) ?? 'http/protobuf'
-  if (protocol !== 'http/protobuf' && protocol !== 'http/json') throw new ConfigError(`${protocolName}: must be http/protobuf or http/json (grpc is not supported)`)
-  const sampler = read('OTEL_TRACES_SAMPLER')
-  if (sampler !== undefined && !SAMPLERS.includes(sampler)) throw new ConfigError(`OTEL_TRACES_SAMPLER: must be one of ${SAMPLERS.join(', ')}`)
-  const ratio = read('OTEL_TRACES_SAMPLER_ARG')
-  if (ratio !== undefined && sampler?.endsWith('traceidratio') === true && !(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/.test(ratio))) {
-    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG: must be a ratio from 0 to 1, such as 0.25')
-  }
-  return Object.freeze({ protocol })
+  if (exporter === 'none' || (endpoint === undefined && exporter !== 'otlp')) return undefined
+  return Object.freeze({ protocol: read('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL') ?? read('OTEL_EXPORTER_OTLP_PROTOCOL') ?? 'http/protobuf' })
 }

@@ -1,13 +1,18 @@
 /**
- * The hourly sweep of expired Idempotency-Keys in a serving process, counted in
- * its metrics; a failed sweep is logged and tried again the next hour.
+ * The hourly sweep of expired Idempotency-Keys in a serving process, reported to whoever
+ * counts it (the metrics); a failed sweep is logged and tried again the next hour.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import { sweepIdempotencyKeys } from './domain/idempotency-sweep.js'
-import type { Metrics } from './http/plugins/metrics.js'
 import type { Store } from './store/store.js'
 
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000
+
+/** Told of each batch of keys deleted, and of each sweep that completed. */
+export interface SweepCounts {
+  onBatch: (deleted: number) => void
+  onSweep: () => void
+}
 
 export interface IdempotencySweeper {
   /** Sweeps now; resolves with the keys deleted (0 after a failure, which is logged). */
@@ -16,13 +21,13 @@ export interface IdempotencySweeper {
 }
 
 /**
- * @example const sweeper = startIdempotencySweeper(store, app.metrics, app.log); sweeper.stop()
+ * @example const sweeper = startIdempotencySweeper(store, { onBatch: (n) => swept.inc(n), onSweep: () => sweeps.inc() }, app.log)
  */
-export function startIdempotencySweeper (store: Store, metrics: Metrics, logger: FastifyBaseLogger, intervalMs = SWEEP_INTERVAL_MS): IdempotencySweeper {
+export function startIdempotencySweeper (store: Store, counts: SweepCounts, logger: FastifyBaseLogger, intervalMs = SWEEP_INTERVAL_MS): IdempotencySweeper {
   const sweep = async (): Promise<number> => {
     try {
-      const deleted = await sweepIdempotencyKeys(store, { onBatch: (rows) => metrics.idempotencyKeysSwept.inc(rows) })
-      metrics.idempotencySweeps.inc()
+      const deleted = await sweepIdempotencyKeys(store, { onBatch: counts.onBatch })
+      counts.onSweep()
       return deleted
     } catch (err) {
       logger.warn({ err }, 'idempotency key sweep failed')

@@ -1,8 +1,8 @@
 /**
  * The process: open the store, build the app, listen (the API, and the metrics
  * listener apart), and close everything cleanly on SIGTERM or SIGINT. With
- * WORKERS > 1 the primary migrates, serves the metrics of every worker, and forks
- * workers that share the API port (node:cluster).
+ * WORKERS > 1 the primary migrates, serves the metrics of every worker, and leaves
+ * the workers to src/workers.ts.
  */
 import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -10,35 +10,25 @@ import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
 import { buildApp, type App } from './app.js'
 import { ConfigError, type Config, type Tracing } from './config.js'
-import { issueApiKey } from './domain/api-keys.js'
+import { issueFirstApiKey } from './domain/first-api-key.js'
 import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
 import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-database.js'
 import { openStore } from './store/open-store.js'
+import { superviseWorkers, tellThePrimaryStartFailed } from './workers.js'
 import type { Store } from './store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
 
-/**
- * On a first start with no key anywhere, issues one and prints it once to stderr.
- * @returns the key issued, if any
- */
-export async function ensureAnApiKey (store: Store, config: Config): Promise<string | undefined> {
-  if (config.apiKeys.length > 0 || (await store.listApiKeys()).length > 0) return undefined
-  let key: string
-  try {
-    key = await issueApiKey(store, 'default')
-  } catch (err) {
-    // Another instance issued it at the same moment; else no key exists, and serving would answer only 401s.
-    if ((await store.listApiKeys()).length > 0) return undefined
-    throw err
-  }
+/** On a first start with no key anywhere, issues one and prints it once to stderr. */
+async function ensureAnApiKey (store: Store, config: Config): Promise<void> {
+  const key = await issueFirstApiKey(store, config.apiKeys.length)
+  if (key === undefined) return
   process.stderr.write(
     'petstore: no API key was configured, so one was issued. It is shown this once; keep it:\n' +
     `  ${key}\n` +
     'Send it as "Authorization: Bearer <key>". More keys: petstore keys create --name NAME\n')
-  return key
 }
 
 /** The settings of one listener: the API's, or the metrics'. */
@@ -103,7 +93,10 @@ export async function startServer (config: Config, options: { migrate: boolean, 
       ? err
       : listenError(err as NodeJS.ErrnoException, { port: config.port, host: config.host, portName: config.names.port, hostName: config.names.host })
   }
-  const sweeper = startIdempotencySweeper(store, app.metrics, logger)
+  const sweeper = startIdempotencySweeper(store, {
+    onBatch: (deleted) => { app.metrics.idempotencyKeysSwept.inc(deleted) },
+    onSweep: () => { app.metrics.idempotencySweeps.inc() }
+  }, logger)
 
   let closing: Promise<void> | undefined
   const close = (delayMs = 0): Promise<void> => {
@@ -153,13 +146,6 @@ function closeOnSignals (close: (delayMs: number) => Promise<void>, delayMs: num
   process.on('SIGINT', onSignal)
 }
 
-/** What a worker that cannot start tells the primary, before it exits 1. */
-interface StartFailed { type: 'petstore:start-failed', message: string }
-
-function isStartFailed (message: unknown): message is StartFailed {
-  return typeof message === 'object' && message !== null && (message as StartFailed).type === 'petstore:start-failed'
-}
-
 /** A worker: serve, or tell the primary in one line why it cannot. */
 async function serveAsWorker (config: Config, tracing: Tracing | undefined): Promise<void> {
   // An empty answer to the primary's scrapes until this worker serves, rather than none (a failed scrape).
@@ -168,74 +154,11 @@ async function serveAsWorker (config: Config, tracing: Tracing | undefined): Pro
   try {
     server = await startServer(config, { migrate: false, tracing })
   } catch (err) {
-    const message = err instanceof ConfigError ? err.message : `a worker failed to start (${(err as Error).message})`
-    const failed: StartFailed = { type: 'petstore:start-failed', message }
-    process.send?.(failed, () => process.exit(1))
+    tellThePrimaryStartFailed(err instanceof ConfigError ? err.message : `a worker failed to start (${(err as Error).message})`)
     return
   }
   reportToThePrimary([server.app.metrics.registry])
   closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
-}
-
-/**
- * The primary: forks the workers, replaces a worker that dies after it was
- * serving, and stops them all on SIGTERM/SIGINT (exit 0 once each has closed),
- * its metrics listener with them.
- * A worker that fails before it serves would fail again if forked again, so the
- * primary stops the others and exits 1 with that worker's one-line error.
- */
-function superviseWorkers (count: number, shutdownDelayMs: number, metricsListener: MetricsListener | undefined): void {
-  const live = new Set<number>()
-  const serving = new Set<number>()
-  let stopping = false
-  let failure: string | undefined
-
-  const fork = (): void => { live.add(cluster.fork().id) }
-  const stop = (): void => {
-    if (stopping) return
-    stopping = true
-    void metricsListener?.close()
-    setTimeout(() => process.exit(1), shutdownDelayMs + SHUTDOWN_TIMEOUT_MS).unref()
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM')
-    exitWhenAllGone()
-  }
-  const exitWhenAllGone = (): void => {
-    if (live.size > 0) return
-    if (failure !== undefined) process.stderr.write(`petstore: ${failure}\n`)
-    process.exit(failure === undefined ? 0 : 1)
-  }
-
-  cluster.on('listening', (worker) => serving.add(worker.id))
-  cluster.on('message', (_worker, message: unknown) => {
-    if (isStartFailed(message)) failure ??= message.message
-  })
-  cluster.on('exit', (worker, code, signal) => {
-    const wasServing = serving.delete(worker.id)
-    const settle = (): void => {
-      live.delete(worker.id)
-      if (stopping) {
-        // A serving worker killed while it drained may have cut requests short: not a clean stop.
-        // One still starting (its signal handlers not yet set) had nothing to drain.
-        if (wasServing && code !== 0) failure ??= `worker ${worker.process.pid} exited with ${code ?? signal} while draining`
-        return exitWhenAllGone()
-      }
-      if (wasServing) {
-        process.stderr.write(`petstore: worker ${worker.process.pid} exited with ${code ?? signal}; starting another\n`)
-        return fork()
-      }
-      failure ??= `a worker exited with ${code ?? signal} before it could serve`
-      stop()
-    }
-    // Its last message (why it failed) is read before its channel closes.
-    if (worker.isConnected()) worker.once('disconnect', settle)
-    else settle()
-  })
-
-  for (let i = 0; i < count; i++) fork()
-  // Its own stop, not close-with-grace: a worker's failure starts it too, and its exit code is its workers'.
-  // Every signal after the first is ignored by stop(), as by closeOnSignals.
-  process.on('SIGTERM', stop)
-  process.on('SIGINT', stop)
 }
 
 /** `petstore serve`: one process, or a primary and WORKERS workers; each serving process exports its own traces. */
@@ -251,5 +174,5 @@ export async function serve (config: Config, tracing?: Tracing): Promise<void> {
   await ensureAnApiKey(store, config)
   await store.close()
   const metricsListener = await startMetricsListener(config, sumOfWorkers())
-  superviseWorkers(config.workers, config.shutdownDelay * 1000, metricsListener)
+  superviseWorkers(config.workers, config.shutdownDelay * 1000 + SHUTDOWN_TIMEOUT_MS, metricsListener)
 }

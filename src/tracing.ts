@@ -31,6 +31,8 @@ export async function startTracing ({ protocol }: Tracing, logger: Logger): Prom
     debug: () => {},
     verbose: () => {}
   }, DiagLogLevel.WARN)
+  // The SDK has no gRPC exporter here: any other protocol is sent as the default, http/protobuf.
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf') logger.warn(`traces: protocol ${protocol} is not supported; sending http/protobuf`)
   const { OTLPTraceExporter } = protocol === 'http/json'
     ? await import('@opentelemetry/exporter-trace-otlp-http')
     : await import('@opentelemetry/exporter-trace-otlp-proto')

@@ -3,8 +3,7 @@ import { describe, it } from 'node:test'
 import pg from 'pg'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { openStore } from '../../src/store/open-store.js'
-import { parseConfig } from '../../src/config.js'
-import { ensureAnApiKey } from '../../src/server.js'
+import { issueFirstApiKey } from '../../src/domain/first-api-key.js'
 import { backends, createTestDatabase, openMigratedStore, useTestStore } from '../helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
@@ -126,7 +125,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
       try {
         await sql(locker, 'BEGIN')
         await sql(locker, 'LOCK TABLE api_keys IN EXCLUSIVE MODE')
-        await assert.rejects(ensureAnApiKey(store, parseConfig({ DATABASE_URL: database.url })), (err) => err instanceof StoreUnavailable)
+        await assert.rejects(issueFirstApiKey(store, 0), (err) => err instanceof StoreUnavailable)
       } finally {
         await locker.end()
         await store.close()

@@ -20,7 +20,7 @@ export interface MetaRoutesOptions {
 export function openApiDocumentFor (app: FastifyInstance, request: FastifyRequest, options: MetaRoutesOptions): Record<string, unknown> {
   const servers = [{ url: baseUrlOf(request, options.publicBaseUrl), description: 'Production' }]
   if (options.stagingBaseUrl !== undefined) servers.push({ url: options.stagingBaseUrl, description: 'Staging' })
-  return { ...(app.swagger() as unknown as Record<string, unknown>), servers }
+  return { ...app.swagger(), servers }
 }
 
 export function registerMetaRoutes (app: FastifyInstance, options: MetaRoutesOptions): void {
