@@ -1,5 +1,18 @@
 import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
 
+// The modules at the top of src/ that run the process; no layer imports them.
+const PROCESS_MODULES = '^(\\.\\./)+(app|server|workers|config|tracing|logger|metrics-listener|open-database|idempotency-sweeper)\\.js$'
+
+/** Imports only run down: http -> domain -> store -> schemas (STYLE.md, habit 21). */
+function importsOnlyDown (files, forbidden, message) {
+  return {
+    files,
+    rules: {
+      'no-restricted-imports': ['error', { patterns: forbidden.map((regex) => ({ regex, message })) }]
+    }
+  }
+}
+
 export default [
   // The client's generated sources are written by openapi-typescript and JSON.stringify, not by hand.
   ...neostandard({ ts: true, ignores: [...resolveIgnoresFromGitignore(), 'packages/client/src/generated/**'] }),
@@ -15,5 +28,10 @@ export default [
       // A TypeBox schema and its static type share one name: `const Pet = Type.Object(…)`, `type Pet = Static<typeof Pet>`.
       '@typescript-eslint/no-redeclare': 'off'
     }
-  }
+  },
+  importsOnlyDown(['src/schemas/**'], ['^\\.\\./'], 'src/schemas is the bottom layer: it imports nothing of ours outside it.'),
+  importsOnlyDown(['src/store/**'], ['(^|/)(domain|http|cli)/', PROCESS_MODULES], 'src/store imports only src/schemas: imports run http -> domain -> store -> schemas.'),
+  importsOnlyDown(['src/domain/**'], ['(^|/)(http|cli)/', PROCESS_MODULES], 'src/domain imports only src/store and src/schemas: imports run http -> domain -> store -> schemas.'),
+  importsOnlyDown(['src/http/**'], ['(^|/)cli/', PROCESS_MODULES], 'src/http is built by src/app.ts, never the other way round.'),
+  importsOnlyDown(['src/cli/**'], ['(^|/)http/'], 'The CLI speaks to the domain and the store, never to the HTTP layer\'s internals.')
 ]

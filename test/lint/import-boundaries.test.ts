@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { before, describe, it } from 'node:test'
+
+// ESLint in a process of its own, as `npm run lint` runs it: its config loads packages that tsx's loader cannot.
+const LINT_EACH = `
+import { ESLint } from 'eslint'
+const eslint = new ESLint()
+const cases = JSON.parse(process.env.CASES)
+const found = []
+for (const [filePath, source] of cases) {
+  const [result] = await eslint.lintText(source + '\\n', { filePath })
+  found.push(result.messages.filter((message) => message.ruleId === 'no-restricted-imports').map((message) => message.message))
+}
+process.stdout.write(JSON.stringify(found))
+`
+
+/** The boundary errors ESLint reports for each line, as if written in its file. */
+function boundaryErrors (cases: Array<[string, string]>): string[][] {
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_EACH], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { ...process.env, CASES: JSON.stringify(cases) }
+  })
+  return JSON.parse(String(output)) as string[][]
+}
+
+// Each import that runs up or across a layer, and the file it is written in.
+const REFUSED: Array<[string, string]> = [
+  ['src/store/sqlite/store.ts', "import { PetNotFound } from '../../domain/errors.js'"],
+  ['src/store/store.ts', "import { HttpError } from '../http/errors.js'"],
+  ['src/store/postgres/store.ts', "import type { Config } from '../../config.js'"],
+  ['src/domain/pets.ts', "import { HttpError } from '../http/errors.js'"],
+  ['src/domain/api-keys.ts', "import type { App } from '../app.js'"],
+  ['src/schemas/pets.ts', "import type { Store } from '../store/store.js'"],
+  ['src/schemas/error.ts', "import { PetNotFound } from '../domain/errors.js'"],
+  ['src/cli/commands/import.ts', "import { jsonBody } from '../../http/json-body.js'"],
+  ['src/http/routes/pets.ts', "import { startServer } from '../../server.js'"]
+]
+
+const ALLOWED: Array<[string, string]> = [
+  ['src/http/routes/pets.ts', "import { PetCatalogue } from '../../domain/pets.js'"],
+  ['src/domain/pets.ts', "import type { Store } from '../store/store.js'"],
+  ['src/store/sqlite/rows.ts', "import { parseInt64 } from '../../schemas/kinds.js'"],
+  ['src/cli/commands/keys.ts', "import { issueApiKey } from '../../domain/api-keys.js'"]
+]
+
+describe('npm run lint: imports only run down (http -> domain -> store -> schemas)', () => {
+  let found: string[][]
+  before(() => { found = boundaryErrors([...REFUSED, ...ALLOWED]) })
+
+  REFUSED.forEach(([file, line], i) => {
+    it(`refuses in ${file}: ${line}`, () => { assert.equal(found[i]!.length, 1) })
+  })
+  ALLOWED.forEach(([file, line], i) => {
+    it(`allows in ${file}: ${line}`, () => { assert.deepEqual(found[REFUSED.length + i], []) })
+  })
+})
