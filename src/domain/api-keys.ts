@@ -36,7 +36,7 @@ export class ApiKeyNameTaken extends Error {
  */
 export async function issueApiKey (store: Store, name: string): Promise<string> {
   const key = generateApiKey()
-  if (await store.insertApiKey(name, hashApiKey(key)) === undefined) throw new ApiKeyNameTaken(`a key named ${name} exists already`)
+  if (await store.insertApiKey({ name, keyHash: hashApiKey(key), scopes: ['pets:read', 'pets:write'], expiresAt: null, lifetimeSeconds: null, rateLimit: null }) === undefined) throw new ApiKeyNameTaken(`a key named ${name} exists already`)
   return key
 }
 
