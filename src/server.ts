@@ -25,10 +25,10 @@ const SHUTDOWN_TIMEOUT_MS = 30_000
  * @returns the key issued, if any
  */
 export async function ensureAnApiKey (store: Store, config: Config): Promise<string | undefined> {
-  if (config.apiKeys.length > 0 || (await store.listApiKeys()).length > 0) return undefined
+  if (config.apiKeys.length + config.readOnlyApiKeys.length > 0 || (await store.listApiKeys()).length > 0) return undefined
   let key: string
   try {
-    key = await issueApiKey(store, 'default')
+    key = await issueApiKey(store, { name: 'default' })
   } catch (err) {
     // Another instance issued it at the same moment; else no key exists, and serving would answer only 401s.
     if ((await store.listApiKeys()).length > 0) return undefined

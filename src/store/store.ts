@@ -5,6 +5,7 @@
  */
 import type { Int64 } from '../schemas/kinds.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
+import type { ApiKeyScope } from '../schemas/scopes.js'
 
 export interface NewPetRecord {
   name: string
@@ -34,9 +35,6 @@ export interface ListPetsOptions {
   /** Keyset paging: only ids above this one. */
   afterId?: Int64
 }
-
-/** What a key may do: `pets:read` (listPets, getPet), `pets:write` (createPet). */
-export type ApiKeyScope = 'pets:read' | 'pets:write'
 
 /** A stored key; instants are RFC 3339 (UTC) strings. */
 export interface ApiKeyRecord {

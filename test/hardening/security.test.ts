@@ -58,7 +58,7 @@ for (const backend of backends()) {
     let issued: string
     before(async () => {
       server = await startTestServer({ backend: backend.name, env: { LOG_LEVEL: 'trace' } })
-      issued = await issueApiKey(server.store, 'ops')
+      issued = await issueApiKey(server.store, { name: 'ops' })
     })
     after(async () => { await server.close() })
 

@@ -1,7 +1,8 @@
 /** Rows of the PostgreSQL tables as pg returns them (BIGINT as a decimal string), and their mappers. */
 import { parseInt64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
-import type { ApiKeyRecord, ApiKeyScope } from '../store.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
+import type { ApiKeyRecord } from '../store.js'
 
 export interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
 export interface ApiKeyRow {

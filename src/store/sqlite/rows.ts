@@ -1,7 +1,8 @@
 /** Rows of the SQLite tables as better-sqlite3 returns them (safe integers on), and their mappers. */
 import { toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
-import type { ApiKeyRecord, ApiKeyScope } from '../store.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
+import type { ApiKeyRecord } from '../store.js'
 import type { Statements } from './connection.js'
 
 export interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus }
