@@ -47,9 +47,6 @@ const ISSUED_KEY = /^petstore_api_[0-9A-Za-z]{46}$/
 // Keys issued before the prefix and checksum: `ps_` and 43 base64url characters.
 const LEGACY_KEY = /^ps_[A-Za-z0-9_-]{43}$/
 
-/** The regular expression a secret scanner can use for issued keys (docs/api-keys.md). */
-export const ISSUED_KEY_PATTERN = '\\bpetstore_api_[0-9A-Za-z]{46}\\b'
-
 function checksumOf (body: string): string {
   let value = crc32(body)
   let text = ''
