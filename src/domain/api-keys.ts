@@ -250,10 +250,11 @@ export class ApiKeyVerifier {
     const keyHash = hashApiKey(presented)
     const configured = this.#configured.get(keyHash)
     if (configured !== undefined) return { kind: 'valid', caller: configured }
-    if (!hasValidChecksum(presented)) return { kind: 'bad_checksum' }
     const now = Date.now()
     const known = this.#verified.get(keyHash)
     if (known !== undefined && now - known.at < CACHE_TTL_MS) return this.#judge(keyHash, known, now)
+    // After the cache: a key the store knows has a good checksum, and pays nothing for it.
+    if (!hasValidChecksum(presented)) return { kind: 'bad_checksum' }
     const until = this.#unknown.get(keyHash)
     if (until !== undefined && until > now) return { kind: 'unknown' }
     return await this.#fromStore(keyHash)
