@@ -61,9 +61,9 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
     store = openSqliteStore(options.databasePath)
     catalogue = new PetCatalogue(store, await store.secret('cursor'))
   }
-  const verifier = has.has('key-hash') && store !== undefined ? new ApiKeyVerifier(store, [options.apiKey]) : undefined
+  const verifier = has.has('key-hash') && store !== undefined ? new ApiKeyVerifier(store, { readWrite: [options.apiKey], readOnly: [] }, () => {}) : undefined
   const expected = `Bearer ${options.apiKey}`
-  const caller: Caller = { keyName: 'env-1', keyHash: '' }
+  const caller: Caller = { keyName: 'env-1', nameHash: '', scopes: new Set(['pets:read', 'pets:write']), rateLimit: undefined }
   const metrics = has.has('metrics') ? new Metrics() : undefined
   const counters = childCache<{ inc: () => void }>()
   const histograms = childCache<{ observe: (seconds: number) => void }>()
@@ -77,7 +77,8 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
 
   const callerOf = async (authorization: string | undefined): Promise<Caller | undefined> => {
     if (verifier === undefined) return authorization === expected ? caller : undefined
-    return authorization?.startsWith('Bearer ') === true ? await verifier.verify(authorization.slice(7)) : undefined
+    const verdict = authorization?.startsWith('Bearer ') === true ? await verifier.verify(authorization.slice(7)) : undefined
+    return verdict?.kind === 'valid' ? verdict.caller : undefined
   }
 
   const finish = (req: IncomingMessage, res: ServerResponse, operation: string, started: bigint, answer: Answer): void => {
@@ -135,7 +136,7 @@ export async function featureCostsListener (options: FeatureCostsOptions): Promi
       return finish(req, res, 'unauthorized', started, failure(401, 'unauthorized', 'Authorization: a valid API key is required', { 'www-authenticate': 'Bearer realm="petstore"' }))
     }
     if (rateLimit !== undefined) {
-      for (const [name, value] of Object.entries(rateLimitHeaders(RATE_LIMIT, await rateLimit.counts.add(who.keyHash, rateLimit.log)).headers)) res.setHeader(name, value)
+      for (const [name, value] of Object.entries(rateLimitHeaders(RATE_LIMIT, await rateLimit.counts.add(who.keyName, rateLimit.log)).headers)) res.setHeader(name, value)
     }
     if (req.method === 'GET' && url.startsWith('/v1/pets/')) {
       return finish(req, res, 'getPet', started, await getPet(url.slice('/v1/pets/'.length)).catch(answerError))

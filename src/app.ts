@@ -8,7 +8,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { GETPET_DEPRECATED_AT, type Config } from './config.js'
-import { ApiKeyVerifier } from './domain/api-keys.js'
+import { ApiKeyVerifier, expiryByName } from './domain/api-keys.js'
 import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
 import { PetCatalogue } from './domain/pets.js'
 import { HttpError } from './http/errors.js'
@@ -20,7 +20,7 @@ import { requestState, startRequestState } from './http/request-state.js'
 import { checkHost, checkRequest } from './http/plugins/request-checks.js'
 import { jsonBody } from './http/json-body.js'
 import { routableUrl } from './http/routable-url.js'
-import { authenticate } from './http/plugins/auth.js'
+import { authenticate, requireScope } from './http/plugins/auth.js'
 import { deprecationHeaders, sunset } from './http/plugins/deprecation.js'
 import { forgedKeyThrottle } from './http/plugins/forged-key-throttle.js'
 import { Metrics, metricsHooks } from './http/plugins/metrics.js'
@@ -65,7 +65,9 @@ export type App = FastifyInstance
  * @example const app = await buildApp({ config, store, logger }); await app.listen({ port: 0 })
  */
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS, traces = false }: AppOptions): Promise<App> {
-  const verifier = new ApiKeyVerifier(store, config.apiKeys)
+  const verifier = new ApiKeyVerifier(store, { readWrite: config.apiKeys, readOnly: config.readOnlyApiKeys }, (err) => {
+    logger.warn({ err: { message: (err as Error).message } }, 'the last use of API keys could not be recorded')
+  })
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
   const metrics = new Metrics()
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
@@ -75,7 +77,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   // The hooks every request meets before its route, in this order (CORS, when on, between the two
   // lists); what the router refuses meets them too.
   const beforeCors = [startRequestState, stampRequestId, responseHeaders(() => draining), checkHost]
-  const fromAuth = [deprecationHeaders(deprecation), throttle.check, authenticate(verifier, throttle.noteFailure), checkRequest]
+  const requests = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
+  const fromAuth = [deprecationHeaders(deprecation), throttle.check, authenticate(verifier, throttle.noteFailure),
+    perKeyRateLimit(config.rateLimit, requests), requireScope, checkRequest]
   const beforeRoute = [...beforeCors, ...fromAuth]
   const app = Fastify({
     loggerInstance: logger,
@@ -119,6 +123,9 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   app.decorate('startDraining', () => { draining = true })
   app.decorate('metrics', metrics)
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
+  // After the requests in flight, before the store closes: the last uses since the last write.
+  app.addHook('onClose', async () => { await verifier.close() })
+  metrics.watchApiKeyExpiries(async () => expiryByName(await store.listApiKeys()))
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const meta = {
     store,
@@ -142,11 +149,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   // A preflight carries no key: it is answered before authentication.
   if (config.corsOrigins.length > 0) await app.register(corsOrigins, { origins: config.corsOrigins })
   for (const hook of fromAuth) app.addHook('onRequest', hook)
-  // Then the rate limit and the sunset, which need the caller.
-  if (config.rateLimit > 0) {
-    const requests = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
-    await app.register(perKeyRateLimit, { limit: config.rateLimit, counts: requests })
-  }
+  // Then the sunset, which needs the caller.
   await app.register(sunset, deprecation)
   await app.register(metricsHooks, { metrics })
 

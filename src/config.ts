@@ -18,8 +18,10 @@ export interface Config {
   /** Port of the metrics listener; 0 turns it off. */
   metricsPort: number
   metricsHost: string
-  /** Keys accepted as they are, from PETSTORE_API_KEYS. */
+  /** Keys accepted as they are, from PETSTORE_API_KEYS: both scopes. */
   apiKeys: readonly string[]
+  /** Keys accepted as they are, from PETSTORE_READ_ONLY_KEYS: pets:read alone. */
+  readOnlyApiKeys: readonly string[]
   /** Addresses and CIDRs of the proxies whose X-Forwarded-For is believed; empty: none. */
   trustProxy: readonly string[]
   /** Production base address, ending in /v1; undefined: built from each request's Host. */
@@ -139,6 +141,13 @@ function origins (raw: string): readonly string[] {
   return Object.freeze(list)
 }
 
+/** Keys accepted as they are: each 16 to 512 printable ASCII characters without spaces. */
+function apiKeyList (raw: string): readonly string[] {
+  const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
+  if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw new BrokenRule('each key must be 16 to 512 printable ASCII characters, without spaces')
+  return Object.freeze(keys)
+}
+
 function optional<T> (parse: (raw: string) => T) {
   return (raw: string): T | undefined => raw === '' ? undefined : parse(raw)
 }
@@ -178,11 +187,15 @@ export const SETTINGS = [
     flag: 'api-keys',
     default: '',
     help: 'comma-separated keys accepted as they are, each 16 to 512 printable ASCII characters without spaces (keys from `petstore keys create` live in the database)',
-    parse: (raw: string) => {
-      const keys = raw.split(',').map((key) => key.trim()).filter((key) => key !== '')
-      if (keys.some((key) => !/^[\x21-\x7e]{16,512}$/.test(key))) throw new BrokenRule('each key must be 16 to 512 printable ASCII characters, without spaces')
-      return Object.freeze(keys)
-    }
+    parse: apiKeyList
+  },
+  {
+    key: 'readOnlyApiKeys',
+    env: 'PETSTORE_READ_ONLY_KEYS',
+    flag: 'read-only-keys',
+    default: '',
+    help: 'comma-separated keys accepted with the pets:read scope alone (list and get, never create), as PETSTORE_API_KEYS; for browser pages',
+    parse: apiKeyList
   },
   {
     key: 'trustProxy',

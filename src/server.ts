@@ -23,7 +23,7 @@ const SHUTDOWN_TIMEOUT_MS = 30_000
 
 /** On a first start with no key anywhere, issues one and prints it once to stderr. */
 async function ensureAnApiKey (store: Store, config: Config): Promise<void> {
-  const key = await issueFirstApiKey(store, config.apiKeys.length)
+  const key = await issueFirstApiKey(store, config.apiKeys.length + config.readOnlyApiKeys.length)
   if (key === undefined) return
   process.stderr.write(
     'petstore: no API key was configured, so one was issued. It is shown this once; keep it:\n' +

@@ -16,7 +16,7 @@ export const FIRST_KEY_NAME = 'default'
 export async function issueFirstApiKey (store: Store, configuredKeys: number): Promise<string | undefined> {
   if (configuredKeys > 0 || (await store.listApiKeys()).length > 0) return undefined
   try {
-    return await issueApiKey(store, FIRST_KEY_NAME)
+    return await issueApiKey(store, { name: FIRST_KEY_NAME })
   } catch (err) {
     // Another instance issued it at the same moment; else no key exists, and serving would answer only 401s.
     if ((await store.listApiKeys()).length > 0) return undefined

@@ -59,7 +59,7 @@ export class PetCatalogue {
    * @example const release = catalogue.holdIdempotencyKey(caller, key); try { … } finally { release() }
    */
   holdIdempotencyKey (caller: Caller, idempotencyKey: string): () => void {
-    const flightKey = `${caller.keyHash}\n${idempotencyKey}`
+    const flightKey = `${caller.nameHash}\n${idempotencyKey}`
     if (this.#inFlight.has(flightKey)) {
       throw new IdempotencyKeyInFlight()
     }
@@ -81,7 +81,7 @@ export class PetCatalogue {
     const pet = { name: newPet.name, categoryId: newPet.categoryId, status: newPet.status ?? 'available' }
     const claim = idempotencyKey === undefined
       ? undefined
-      : { scope: caller.keyHash, key: idempotencyKey, fingerprint: fingerprint(newPet), notBefore: new Date(Date.now() - IDEMPOTENCY_TTL_MS) }
+      : { scope: caller.nameHash, key: idempotencyKey, fingerprint: fingerprint(newPet), notBefore: new Date(Date.now() - IDEMPOTENCY_TTL_MS) }
     const result = await this.#store.createPet(pet, claim)
     if (result.kind === 'created') return { pet: result.pet, replayed: false }
     if (result.fingerprint !== claim!.fingerprint) {

@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   malformed_json: 400,
   validation_failed: 400,
   unauthorized: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   request_timeout: 408,

@@ -8,6 +8,7 @@ import { ERROR_STATUS, ErrorBody, type ErrorCode } from './error.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
 import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
 import { refTo } from './ref.js'
+import { OPERATION_SCOPES, securityOf } from './scopes.js'
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -48,19 +49,26 @@ const retryAfter = { 'Retry-After': Type.String({ description: 'Seconds to wait 
 
 /** Headers that come with an error status whatever the operation. */
 const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
-  401: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key.' }) },
+  401: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong, expired or rotated-out key.' }) },
+  403: { 'WWW-Authenticate': Type.String({ description: 'RFC 6750 §3.1: `Bearer realm="petstore", error="insufficient_scope", scope="<the scope>"`.' }) },
   405: { Allow: Type.String({ description: 'The methods of the path: `GET, POST` on `/pets`, `GET` on `/pets/{petId}`.' }) },
   429: retryAfter,
   503: retryAfter
 }
 
 const COMMON_ERRORS = {
-  unauthorized: { when: 'API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which.', example: 'Authorization: the API key is unknown or revoked' },
+  unauthorized: { when: 'API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which.', example: 'Authorization: the API key is unknown or revoked' },
   rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
   unavailable: { when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
   uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: `request target: must be at most ${URL_LIMIT_BYTES} bytes` },
   headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all` },
   internal_error: { when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
+}
+
+/** The 403 of a key without the operation's scope. */
+function scopeError (operation: keyof typeof OPERATION_SCOPES): ErrorDoc {
+  const scope = OPERATION_SCOPES[operation]
+  return { when: `The API key lacks \`${scope}\` (\`insufficient_scope\`); use a key with it.`, example: `Authorization: this API key lacks ${scope}, which ${operation} needs` }
 }
 
 /** Answered before the operation runs: another method on its path, or a client too slow to send its request. */
@@ -91,6 +99,7 @@ export const listPetsSchema = {
   summary: 'List animals',
   description: 'A page of animals in ascending id order. When more animals match, `Link: <…>; rel="next"` gives the next page; the body stays a plain array.',
   tags: ['pets'],
+  security: securityOf('listPets'),
   querystring: ListPetsQuery,
   response: {
     200: {
@@ -101,6 +110,7 @@ export const listPetsSchema = {
     ...errors({
       validation_failed: { when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
       ...COMMON_ERRORS,
+      insufficient_scope: scopeError('listPets'),
       ...outsideErrors('/v1/pets', 'GET, POST')
     })
   }
@@ -112,6 +122,7 @@ export const createPetSchema = {
   description: 'Adds an animal; `id` is assigned by the service. The 201 is sent once the animal is durably stored. ' +
     'With `Idempotency-Key`, a repeat of the same request within 24 h replays the first response instead of adding a second animal.',
   tags: ['pets'],
+  security: securityOf('createPet'),
   // The key's length is checked by the route alone (src/http/routes/pets.ts), on the key without the quotes of its
   // structured-field form: a length here would count the quotes of a quoted key of 255.
   headers: Type.Object({
@@ -131,6 +142,7 @@ export const createPetSchema = {
     ...errors({
       validation_failed: { when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
       ...COMMON_ERRORS,
+      insufficient_scope: scopeError('createPet'),
       unavailable: { ...COMMON_ERRORS.unavailable, when: `${COMMON_ERRORS.unavailable.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
       ...outsideErrors('/v1/pets', 'GET, POST'),
       idempotency_conflict: { when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
@@ -150,6 +162,7 @@ export function getPetSchema (sunset: Date) {
       'Every response carries `Deprecation`, `Sunset` and `Link` headers; from the sunset on, the operation answers 410.',
     tags: ['pets'],
     deprecated: true,
+    security: securityOf('getPet'),
     'x-sunset': sunset.toISOString(),
     params: PetParams,
     response: {
@@ -158,6 +171,7 @@ export function getPetSchema (sunset: Date) {
       ...errors({
         validation_failed: { when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
         ...COMMON_ERRORS,
+        insufficient_scope: scopeError('getPet'),
         not_found: { when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
         gone: { when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
       }, deprecationHeaders),

@@ -5,6 +5,7 @@
  */
 import type { Int64 } from '../schemas/kinds.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
+import type { ApiKeyScope } from '../schemas/scopes.js'
 
 export interface NewPetRecord {
   name: string
@@ -12,9 +13,9 @@ export interface NewPetRecord {
   status: PetStatus
 }
 
-/** An `Idempotency-Key` to record with a new animal, scoped to the API key that sent it. */
+/** An `Idempotency-Key` to record with a new animal, scoped to the API key name that sent it. */
 export interface IdempotencyClaim {
-  /** SHA-256 of the API key, hex: the same on every instance. */
+  /** SHA-256 of the API key's name, hex: the same on every instance and across a rotation. */
   scope: string
   key: string
   /** SHA-256 of the request's JSON value. */
@@ -35,13 +36,45 @@ export interface ListPetsOptions {
   afterId?: Int64
 }
 
+/** A stored key; instants are RFC 3339 (UTC) strings. */
 export interface ApiKeyRecord {
   id: number
   name: string
   /** SHA-256 of the key, hex. */
   keyHash: string
+  scopes: ApiKeyScope[]
   createdAt: string
+  /** From this instant on the key is refused; null: never. */
+  expiresAt: string | null
+  /** The seconds of an `--expires-in`, restarted by a rotation; null for a fixed instant or none. */
+  lifetimeSeconds: number | null
+  /** Requests a minute, replacing RATE_LIMIT (0: none); null follows RATE_LIMIT. */
+  rateLimit: number | null
+  lastUsedAt: string | null
+  /** Null for the name's current key; for a rotated-out key, the instant its grace ends. */
+  retiresAt: string | null
   revokedAt: string | null
+}
+
+/** A key to store under a name free of any current key. */
+export interface NewApiKeyRecord {
+  name: string
+  keyHash: string
+  scopes: ApiKeyScope[]
+  expiresAt: Date | null
+  lifetimeSeconds: number | null
+  rateLimit: number | null
+}
+
+/** A key to store as the new current key of a name, the old current one retiring. */
+export interface RotationRecord {
+  keyHash: string
+  /** When the rotation happens: a retiring key still in its grace ends now. */
+  at: Date
+  /** When the replaced key stops working. */
+  graceEndsAt: Date
+  /** The new key's expiry, from the replaced one (read in the same transaction). */
+  expiresAt: (replaced: ApiKeyRecord) => Date | null
 }
 
 export interface Store {
@@ -75,11 +108,20 @@ export interface Store {
   deleteIdempotencyKeys (olderThan: Date, limit: number): Promise<number>
 
   /** Returns undefined when a key has that name already. */
-  insertApiKey (name: string, keyHash: string): Promise<ApiKeyRecord | undefined>
+  insertApiKey (key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined>
+  /**
+   * In one transaction: the name's current key retires at `graceEndsAt`, a key still retiring
+   * ends at `at`, and the new key (the old one's scopes and rate limit) becomes current.
+   * Returns undefined when the name has no current key that is not revoked.
+   */
+  rotateApiKey (name: string, rotation: RotationRecord): Promise<ApiKeyRecord | undefined>
   findApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
+  /** Every key, current, retiring and past, in the order of issue. */
   listApiKeys (): Promise<ApiKeyRecord[]>
-  /** Returns false when no active key has that name. */
+  /** Revokes every key of the name (current and retiring); returns false when none was left to revoke. */
   revokeApiKey (name: string): Promise<boolean>
+  /** Records last uses, one batch: a use never moves a key's lastUsedAt back. */
+  recordApiKeyUses (uses: ReadonlyArray<{ keyHash: string, at: Date }>): Promise<void>
   /** Forgets a key nobody ever received (its printing failed), so its name is free again. */
   deleteApiKey (name: string): Promise<void>
 

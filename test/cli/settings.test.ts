@@ -47,8 +47,8 @@ describe('settings: each command reads only those it uses', () => {
     await run(['seed', '--count', '3'])
     await run(['import', '-'], '{"id":10,"name":"Rex","categoryId":3,"status":"sold"}\n')
     assert.deepEqual((await run(['export'])).split('\n').filter((line) => line !== '').map((line) => (JSON.parse(line) as { id: number }).id), [1, 2, 3, 10])
-    assert.match(await run(['keys', 'create', '--name', 'ci']), /^ps_\S+\n$/)
-    assert.match(await run(['keys', 'list']), /^ci\tcreated \S+\tactive\n$/)
+    assert.match(await run(['keys', 'create', '--name', 'ci']), /^petstore_api_\S+\n$/)
+    assert.match(await run(['keys', 'list']), /^ci\tcreated \S+\tactive\tpets:read,pets:write\texpires never\tlast used never\n$/)
     assert.equal(await run(['keys', 'revoke', 'ci']), 'revoked ci\n')
   })
 

@@ -8,9 +8,9 @@ for (const backend of backends()) {
     const fixture = useTestStore(backend.name)
 
     it('refuses a taken name with ApiKeyNameTaken, also when both ask at the same moment, and keeps one key', async () => {
-      await issueApiKey(fixture.store, 'first')
-      await assert.rejects(issueApiKey(fixture.store, 'first'), new ApiKeyNameTaken('a key named first exists already'))
-      const outcomes = await Promise.allSettled([issueApiKey(fixture.store, 'racing'), issueApiKey(fixture.store, 'racing')])
+      await issueApiKey(fixture.store, { name: 'first' })
+      await assert.rejects(issueApiKey(fixture.store, { name: 'first' }), new ApiKeyNameTaken('a key named first exists already'))
+      const outcomes = await Promise.allSettled([issueApiKey(fixture.store, { name: 'racing' }), issueApiKey(fixture.store, { name: 'racing' })])
       assert.deepEqual(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected'])
       assert.ok(outcomes.some((outcome) => outcome.status === 'rejected' && outcome.reason instanceof ApiKeyNameTaken))
       assert.deepEqual((await fixture.store.listApiKeys()).map((record) => record.name), ['first', 'racing'])

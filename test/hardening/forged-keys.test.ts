@@ -59,7 +59,7 @@ for (const backend of backends()) {
     // The throttle answers before any store: one backend carries the whole flood, the other a tenth, to stay quick.
     const requests = backend.name === 'sqlite' ? FLOOD : FLOOD / 10
     it(`answers ${requests} forged keys from one address 401, then 429 before any lookup, while other addresses are served`, async (t) => {
-      const issued = await issueApiKey(server.store, 'neighbour')
+      const issued = await issueApiKey(server.store, { name: 'neighbour' })
       assert.equal((await getPets(server, issued, '198.51.100.1')).status, 200, 'a store key known before the flood')
       const lookups = countKeyLookups(server.store)
       const bystanders: number[] = []
@@ -90,7 +90,7 @@ for (const backend of backends()) {
       const response = await getPets(server, undefined, '198.51.100.1')
       assert.equal(response.status, 401)
       assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="petstore"')
-      const fresh = await issueApiKey(server.store, 'never-seen')
+      const fresh = await issueApiKey(server.store, { name: 'never-seen' })
       assert.equal((await getPets(server, fresh, '198.51.100.1')).status, 429, 'a key not yet known is no exception')
       assert.equal((await getPets(server, fresh, '198.51.100.3')).status, 200)
     })

@@ -38,7 +38,7 @@ for (const backend of backends()) {
     before(async () => {
       breakable = await startBreakableServer(backend.name)
       server = breakable.server
-      const ops = await issueApiKey(server.store, 'ops')
+      const ops = await issueApiKey(server.store, { name: 'ops' })
       for (let i = 0; i < 3; i++) assert.equal((await post(server, '/pets', { name: `m${i}`, categoryId: 1 })).status, 201)
       for (let i = 0; i < 4; i++) assert.equal((await get(server, '/pets')).status, 200)
       assert.equal((await get(server, '/pets?limit=0')).status, 400)

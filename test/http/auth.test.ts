@@ -63,7 +63,7 @@ for (const backend of backends()) {
     })
 
     it('accepts a key issued into the store, and refuses it once revoked', async () => {
-      const key = await issueApiKey(server.store, 'alice')
+      const key = await issueApiKey(server.store, { name: 'alice' })
       assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${key}` } })).status, 200)
       const fresh = await startTestServer({ database: server.database })
       try {
@@ -75,7 +75,7 @@ for (const backend of backends()) {
     })
 
     it('stores only the SHA-256 of an issued key', async () => {
-      const key = await issueApiKey(server.store, 'bob')
+      const key = await issueApiKey(server.store, { name: 'bob' })
       const records = await server.store.listApiKeys()
       const record = records.find((r) => r.name === 'bob')!
       assert.match(record.keyHash, /^[0-9a-f]{64}$/)
@@ -89,7 +89,7 @@ for (const backend of backends()) {
     })
 
     it('never writes a key to the log, wherever the client puts it', async () => {
-      const key = await issueApiKey(server.store, 'carol')
+      const key = await issueApiKey(server.store, { name: 'carol' })
       const auth = { authorization: `Bearer ${key}` }
       await fetch(`${server.api}/pets`, { headers: auth })
       await fetch(`${server.api}/pets?api_key=${key}&token=${key}`, { headers: auth })

@@ -35,9 +35,18 @@ describe('GET /v1/openapi.json and /v1/openapi.yaml', () => {
 
   it('documents every response and error code of each operation', () => {
     const codes = (path: string, method: string): string[] => Object.keys(document.paths[path][method].responses).sort()
-    assert.deepEqual(codes('/pets', 'get'), ['200', '400', '401', '405', '408', '414', '429', '431', '500', '503'])
-    assert.deepEqual(codes('/pets', 'post'), ['201', '400', '401', '405', '408', '409', '413', '414', '415', '422', '429', '431', '500', '503'])
-    assert.deepEqual(codes('/pets/{petId}', 'get'), ['200', '400', '401', '404', '405', '408', '410', '414', '429', '431', '500', '503'])
+    assert.deepEqual(codes('/pets', 'get'), ['200', '400', '401', '403', '405', '408', '414', '429', '431', '500', '503'])
+    assert.deepEqual(codes('/pets', 'post'), ['201', '400', '401', '403', '405', '408', '409', '413', '414', '415', '422', '429', '431', '500', '503'])
+    assert.deepEqual(codes('/pets/{petId}', 'get'), ['200', '400', '401', '403', '404', '405', '408', '410', '414', '429', '431', '500', '503'])
+  })
+
+  it('states each operation\'s scope in its security requirement, and the 403 with its challenge', () => {
+    assert.deepEqual(document.paths['/pets'].get.security, [{ bearerAuth: ['pets:read'] }])
+    assert.deepEqual(document.paths['/pets'].post.security, [{ bearerAuth: ['pets:write'] }])
+    assert.deepEqual(document.paths['/pets/{petId}'].get.security, [{ bearerAuth: ['pets:read'] }])
+    const forbidden = document.paths['/pets'].post.responses['403']
+    assert.equal(forbidden.content['application/json'].example.message, 'Authorization: this API key lacks pets:write, which createPet needs')
+    assert.ok(forbidden.headers['WWW-Authenticate'])
   })
 
   it('gives each error its Error example with its own status, and Allow on 405', () => {

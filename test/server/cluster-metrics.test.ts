@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, type TestDatabase } from '../helper.js'
+import { issueApiKey } from '../../src/domain/api-keys.js'
+import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 import { freePorts, startCli, type CliProcess } from '../support/cli.js'
 
 const CREATES = 40
 const LISTS = 100
 const GETS = 60
 const SENT = CREATES + LISTS + GETS
+const EXPIRES_AT = new Date('2031-06-01T00:00:00.000Z')
 
 interface Sample { name: string, labels: Record<string, string>, value: number }
 
@@ -55,6 +57,9 @@ describe('the metrics listener with WORKERS=2', () => {
   let served: AccessLine[]
   before(async () => {
     database = await createTestDatabase('sqlite')
+    const store = await openMigratedStore(database)
+    await issueApiKey(store, { name: 'expiring', lifetime: { expiresAt: EXPIRES_AT } })
+    await store.close()
     const [port, metricsPort] = await freePorts(2)
     origin = `http://127.0.0.1:${port}`
     metricsOrigin = `http://127.0.0.1:${metricsPort}`
@@ -101,6 +106,11 @@ describe('the metrics listener with WORKERS=2', () => {
     assert.equal(valueOf(samples, 'petstore_http_request_duration_seconds_bucket', { operation: 'getPet', le: '+Inf' }), GETS)
     assert.equal(valueOf(samples, 'petstore_deprecated_calls_total', { operation: 'getPet', key: 'env-1' }), GETS)
     assert.equal(valueOf(samples, 'petstore_store_errors_total'), 0)
+  })
+
+  it('reports a key\'s expiry once, the maximum over the workers rather than their sum', async () => {
+    const { samples } = await scrape(metricsOrigin)
+    assert.equal(valueOf(samples, 'petstore_api_key_expiry_timestamp_seconds', { key: 'expiring' }), EXPIRES_AT.getTime() / 1000)
   })
 
   it('answers /metrics on the API port 404, whichever worker gets it', async () => {

@@ -26,7 +26,7 @@ describe('petstore serve (the process)', () => {
     const first = spawnCli(['serve'], { cwd: dir, env: { PORT: String(port) } })
     await waitUntilUp(`http://127.0.0.1:${port}/healthz`)
     assert.ok(existsSync(join(dir, 'data', 'petstore.db')))
-    const key = /(ps_[A-Za-z0-9_-]{43})/.exec(first.output.stderr)?.[1]
+    const key = /(petstore_api_[0-9A-Za-z]{46})/.exec(first.output.stderr)?.[1]
     assert.ok(key, first.output.stderr)
     const created = await fetch(`http://127.0.0.1:${port}/v1/pets`, {
       method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":1}'
@@ -45,7 +45,7 @@ describe('petstore serve (the process)', () => {
     assert.deepEqual(await list.json(), [{ id: 1, name: 'Rex', categoryId: 1, status: 'available' }])
     second.kill('SIGTERM')
     await new Promise((resolve) => second.on('exit', resolve))
-    assert.ok(!second.output.stderr.includes('ps_'))
+    assert.ok(!second.output.stderr.includes('petstore_api_'))
   })
 
   it('listens on HOST and PORT from flags as well as the environment', async () => {

@@ -4,7 +4,7 @@ import { PetCatalogue } from '../../src/domain/pets.js'
 import type { IdempotencyClaim } from '../../src/store/store.js'
 import { backends, useTestStore } from '../helper.js'
 
-const caller = { keyName: 'test', keyHash: 'a'.repeat(64) }
+const caller = { keyName: 'test', nameHash: 'a'.repeat(64), scopes: new Set(['pets:write'] as const), rateLimit: undefined }
 
 for (const backend of backends()) {
   describe(`${backend.name}: concurrent creates`, { skip: backend.skip }, () => {

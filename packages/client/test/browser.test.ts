@@ -16,6 +16,9 @@ import { packClient, run, type Packed } from './packed.js'
 const CHROMIUM = '/usr/bin/chromium'
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): client browser tests skipped`
 
+// The kind of key a page may hold: every visitor can read it.
+const READ_ONLY_KEY = 'page-read-only-key-0123'
+
 const LOSSLESS_JSON = dirname(fileURLToPath(import.meta.resolve('lossless-json')))
 
 const PAGE = `<!doctype html>
@@ -53,7 +56,7 @@ describe('the packed client in Chromium', { skip }, () => {
     packed = await packClient()
     await run('tar', ['-xzf', packed.tarball, '-C', packed.dir])
     pages = await startPageServer(join(packed.dir, 'package'))
-    api = await startTestServer({ env: { CORS_ORIGINS: pages.origin } })
+    api = await startTestServer({ env: { CORS_ORIGINS: pages.origin, PETSTORE_READ_ONLY_KEYS: READ_ONLY_KEY } })
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
@@ -106,5 +109,33 @@ describe('the packed client in Chromium', { skip }, () => {
       }
     }, { baseUrl: api.api, apiKey: TEST_KEY })
     assert.deepEqual(outcome, { code: 'not_found', status: 404, requestId: 'string' })
+  })
+
+  it('lists animals with a read-only key on an allowed origin, and reads the 403 when it tries to create', async () => {
+    const outcome = await page.evaluate(async ({ baseUrl, apiKey }) => {
+      const { PetstoreClient, isPetstoreError } = (globalThis as unknown as { petstore: typeof import('../src/index.js') }).petstore
+      const client = new PetstoreClient({ baseUrl, apiKey })
+      const listed = (await client.listPets({ limit: 100 })).pets.length
+      // The bare answer too: CORS lets the page read its status, body and exposed headers.
+      const raw = await fetch(`${baseUrl}/pets`, { method: 'POST', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":1}' })
+      const body = await raw.json() as unknown
+      try {
+        await client.createPet({ name: 'Page Rex', categoryId: 1 })
+        return 'created'
+      } catch (err) {
+        if (!isPetstoreError(err, 'insufficient_scope')) return String(err)
+        return { listed, code: err.code, status: err.status, message: err.message, rawStatus: raw.status, body, requestId: typeof raw.headers.get('x-request-id') }
+      }
+    }, { baseUrl: api.api, apiKey: READ_ONLY_KEY })
+    assert.deepEqual(outcome, {
+      listed: 2,
+      code: 'insufficient_scope',
+      status: 403,
+      message: 'Authorization: this API key lacks pets:write, which createPet needs',
+      rawStatus: 403,
+      body: { code: 'insufficient_scope', message: 'Authorization: this API key lacks pets:write, which createPet needs', status: 403 },
+      requestId: 'string'
+    })
+    assert.deepEqual(failures, [])
   })
 })

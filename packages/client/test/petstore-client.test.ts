@@ -253,6 +253,23 @@ for (const backend of backends()) {
       assert.ok(!isPetstoreError(new Error('plain')))
     })
 
+    it('throws 403 insufficient_scope as a PetstoreError with its code, and never retries it', async () => {
+      const readOnly = 'read-only-key-0123456789'
+      const fresh = await startTestServer({ backend: backend.name, env: { PETSTORE_READ_ONLY_KEYS: readOnly } })
+      try {
+        const reader = clientOf(fresh.api, { apiKey: readOnly, maxAttempts: 4 })
+        assert.equal((await reader.listPets()).pets.length, 0)
+        const refused = await caught(reader.createPet({ name: 'Rex', categoryId: 1 }))
+        assert.ok(isPetstoreError(refused, 'insufficient_scope'))
+        assert.equal(refused.status, 403)
+        assert.equal(refused.message, 'Authorization: this API key lacks pets:write, which createPet needs')
+        const creates = fresh.logs().filter((line) => line.msg === 'request' && line.method === 'POST')
+        assert.equal(creates.length, 1, 'one request: a 403 is not retried')
+      } finally {
+        await fresh.close()
+      }
+    })
+
     it('reports a server that is not there as network_error after its bounded tries', async () => {
       const proxy = await startResettingProxy(server.origin, 0)
       const api = proxy.api

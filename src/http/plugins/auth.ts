@@ -3,8 +3,16 @@
  * unknown routes and methods included.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import type { ApiKeyVerifier } from '../../domain/api-keys.js'
+import type { ApiKeyVerifier, Verdict } from '../../domain/api-keys.js'
 import { HttpError } from '../errors.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a key needs for the route (src/schemas/scopes.ts); none: any key. */
+    scope?: ApiKeyScope
+  }
+}
 
 const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1). The token is what PETSTORE_API_KEYS
@@ -44,10 +52,20 @@ export function bearerTokenOf (request: FastifyRequest): string | undefined {
   return sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
 }
 
+/** Why a key was refused, in words its holder can act on: each had a valid key once, or mistyped one. */
+function refusalOf (verdict: Exclude<Verdict, { kind: 'valid' }>): string {
+  switch (verdict.kind) {
+    case 'unknown': return 'Authorization: the API key is unknown or revoked'
+    case 'bad_checksum': return 'Authorization: the API key is malformed (its checksum does not match); copy it again, whole'
+    case 'expired': return `Authorization: the API key expired at ${verdict.at.toISOString()}; ask for a new one`
+    case 'replaced': return `Authorization: the API key was replaced by a rotation, and its grace ended at ${verdict.at.toISOString()}; use the new key`
+  }
+}
+
 /**
- * The auth hook: 401 unless the request carries one valid bearer key; an unknown or
- * revoked key is reported to `onFailure` first. Also run for what the router refuses
- * (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
+ * The auth hook: 401 unless the request carries one valid bearer key; a refused key
+ * (unknown, revoked, malformed, expired, replaced) is reported to `onFailure` first. Also
+ * run for what the router refuses (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
  * @example app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
  */
 export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: FastifyRequest) => Promise<void>): onRequestAsyncHookHandler {
@@ -59,11 +77,28 @@ export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: Fas
       throw new HttpError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
         { 'www-authenticate': 'Bearer realm="petstore"' })
     }
-    request.state.caller = await verifier.verify(token)
-    if (request.state.caller === undefined) {
-      await onFailure(request)
-      throw new HttpError('unauthorized', 'Authorization: the API key is unknown or revoked',
-        { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
+    const verdict = await verifier.verify(token)
+    if (verdict.kind === 'valid') {
+      request.state.caller = verdict.caller
+      return
     }
+    await onFailure(request)
+    throw new HttpError('unauthorized', refusalOf(verdict), { 'www-authenticate': 'Bearer realm="petstore", error="invalid_token"' })
   }
+}
+
+/**
+ * 403 when the caller's key lacks the route's scope (RFC 6750 §3.1). After the rate limit, so
+ * a 403 counts; before the request checks and the body, so a read-only key learns no more.
+ * Unknown routes and other methods have no scope: their 404 and 405 stay.
+ * @example app.addHook('onRequest', requireScope)
+ */
+export const requireScope: onRequestAsyncHookHandler = async (request) => {
+  // Fastify builds routeOptions anew on every read.
+  const config = request.routeOptions.config
+  const scope = config?.scope
+  const caller = request.state.caller
+  if (scope === undefined || caller === undefined || caller.scopes.has(scope)) return
+  throw new HttpError('insufficient_scope', `Authorization: this API key lacks ${scope}, which ${config.operation ?? 'this operation'} needs`,
+    { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` })
 }

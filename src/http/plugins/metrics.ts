@@ -4,7 +4,7 @@
  * requests refused by the throttle of forged keys, idempotency-key sweeps. Scraped on a
  * listener of its own (src/metrics-listener.ts).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 
@@ -64,6 +64,35 @@ export class Metrics {
     help: 'Expired idempotency keys deleted by the sweeps.',
     registers: [this.registry]
   })
+
+  // Read from the store at each scrape (never per request), so a key issued by the CLI shows at the next one.
+  #readKeyExpiries: () => Promise<Map<string, number>> = async () => new Map()
+
+  readonly apiKeyExpiry = new Gauge({
+    name: 'petstore_api_key_expiry_timestamp_seconds',
+    help: 'When each API key name\'s current key expires (seconds since the epoch); keys that never expire, retiring and revoked keys are left out.',
+    labelNames: ['key'] as const,
+    registers: [this.registry],
+    // Every worker reads the same keys: the primary reports one value, not their sum.
+    aggregator: 'max',
+    collect: async () => { await this.#collectKeyExpiries() }
+  })
+
+  /** Where the expiry gauge reads from; a failed read keeps the last values. @example metrics.watchApiKeyExpiries(read) */
+  watchApiKeyExpiries (read: () => Promise<Map<string, number>>): void {
+    this.#readKeyExpiries = read
+  }
+
+  async #collectKeyExpiries (): Promise<void> {
+    let expiries: Map<string, number>
+    try {
+      expiries = await this.#readKeyExpiries()
+    } catch {
+      return
+    }
+    this.apiKeyExpiry.reset()
+    for (const [key, seconds] of expiries) this.apiKeyExpiry.labels(key).set(seconds)
+  }
 
   constructor () {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })

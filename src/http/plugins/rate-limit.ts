@@ -1,13 +1,12 @@
 /**
- * Per-API-key rate limit: RATE_LIMIT requests in a 60 s window per key, counted by the
- * window counter the throttle of forged keys uses (in this process or, with REDIS_URL,
+ * Per-API-key rate limit: RATE_LIMIT (or the key's own limit) requests in a 60 s window per
+ * key name, counted by the window counter the throttle of forged keys uses (in this process or, with REDIS_URL,
  * in Redis and shared by every instance). Headers of the IETF httpapi RateLimit draft on
  * every authenticated response; 429 with Retry-After past the quota.
  * Not @fastify/rate-limit: counting with the window counter the throttle keeps anyway gave
  * get 1.10× the req/s and 0.90× the CPU a request in `npm run bench -- --baseline` (docs/decisions.md).
  */
-import type { FastifyInstance } from 'fastify'
-import fp from 'fastify-plugin'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import { HttpError } from '../errors.js'
 import type { CountWindow, WindowCounts } from '../window-counts.js'
 
@@ -28,31 +27,25 @@ export function rateLimitHeaders (limit: number, window: CountWindow): { headers
   }
 }
 
-/** The settings the limit reads from Config. */
-export interface RateLimitOptions {
-  /** Requests per window per key (RATE_LIMIT; 0 means the plugin is not registered). */
-  limit: number
-  /** Counts by key hash, RATE_LIMIT_WINDOW_MS long (Redis keys `<REDIS_KEY_PREFIX>rate:<key hash>`). */
-  counts: WindowCounts
-}
-
 /**
- * Registers the limit as an onRequest hook added after auth, so only callers with a valid
- * key are counted, and before the route's own checks, so every answer to them counts.
- * @example await app.register(perKeyRateLimit, { limit: 6000, counts })
+ * The limit's onRequest hook, added after auth, so only callers with a valid key are counted,
+ * and before the scope and the route's own checks, so every answer to them counts. A key's own
+ * limit (`keys create --rate-limit`) replaces `limit` (RATE_LIMIT), even 0; counted by the key's
+ * name, so a rotation's two keys share one quota.
+ * @example app.addHook('onRequest', perKeyRateLimit(6000, counts))
  */
-async function rateLimitPlugin (app: FastifyInstance, { limit, counts }: RateLimitOptions): Promise<void> {
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.state.caller === undefined) return
-    const window = await counts.add(request.state.caller.keyHash, request.log)
-    const { headers, reset } = rateLimitHeaders(limit, window)
+export function perKeyRateLimit (limit: number, counts: WindowCounts): onRequestAsyncHookHandler {
+  return async (request, reply) => {
+    const caller = request.state.caller
+    if (caller === undefined) return
+    const quota = caller.rateLimit ?? limit
+    if (quota === 0) return
+    const window = await counts.add(caller.keyName, request.log)
+    const { headers, reset } = rateLimitHeaders(quota, window)
     reply.headers(headers)
-    if (window.count > limit) {
-      throw new HttpError('rate_limited', `rate limit: at most ${limit} requests a minute per API key; retry in ${reset} s`,
+    if (window.count > quota) {
+      throw new HttpError('rate_limited', `rate limit: at most ${quota} requests a minute per API key; retry in ${reset} s`,
         { 'retry-after': String(reset) })
     }
-  })
+  }
 }
-
-/** @example await app.register(perKeyRateLimit, { limit: 6000, counts }) */
-export const perKeyRateLimit = fp<RateLimitOptions>(rateLimitPlugin, { name: 'petstore-rate-limit' })

@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue } from '../../domain/pets.js'
 import { HttpError } from '../errors.js'
 import { IDEMPOTENCY_KEY_MAX, createPetSchema, getPetSchema, listPetsSchema } from '../../schemas/operations.js'
+import { OPERATION_SCOPES } from '../../schemas/scopes.js'
 import { LIMIT_DEFAULT } from '../../schemas/pets.js'
 import { baseUrlOf } from '../public-url.js'
 
@@ -36,7 +37,7 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
   // No HEAD on the API's paths: it is 405 there, like every other method (docs/decisions.md).
   app.get('/v1/pets', {
     exposeHeadRoute: false,
-    config: { operation: 'listPets' },
+    config: { operation: 'listPets', scope: OPERATION_SCOPES.listPets },
     schema: listPetsSchema
   }, async (request, reply) => {
     const { status, cursor } = request.query
@@ -50,7 +51,7 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
   })
 
   app.post('/v1/pets', {
-    config: { operation: 'createPet' },
+    config: { operation: 'createPet', scope: OPERATION_SCOPES.createPet },
     // The key is held from the moment the headers arrive until the answer is sent, so a
     // retry while the first request is still uploading its body or committing gets 409.
     onRequest: async (request, reply) => {
@@ -72,7 +73,7 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
 
   app.get('/v1/pets/:petId', {
     exposeHeadRoute: false,
-    config: { operation: 'getPet', deprecatedAt: options.deprecatedAt },
+    config: { operation: 'getPet', scope: OPERATION_SCOPES.getPet, deprecatedAt: options.deprecatedAt },
     schema: getPetSchema(options.sunset)
   }, async (request) => await catalogue.getPet(request.params.petId))
 }

@@ -37,5 +37,22 @@ export const MIGRATIONS: readonly Migration[] = [
         value BYTEA NOT NULL
       );
     `
+  },
+  {
+    // Keys as teams use them (scopes, expiry, per-key limit, last use, rotation). A name holds a
+    // current key and rotated-out ones, so its UNIQUE becomes one on the current key alone.
+    version: 2,
+    sql: `
+      ALTER TABLE api_keys
+        DROP CONSTRAINT api_keys_name_key,
+        ADD COLUMN scopes TEXT NOT NULL DEFAULT 'pets:read,pets:write',
+        ADD COLUMN expires_at TIMESTAMPTZ,
+        ADD COLUMN lifetime_seconds INTEGER,
+        ADD COLUMN rate_limit INTEGER,
+        ADD COLUMN last_used_at TIMESTAMPTZ,
+        ADD COLUMN retires_at TIMESTAMPTZ;
+      ALTER TABLE api_keys ALTER COLUMN scopes DROP DEFAULT;
+      CREATE UNIQUE INDEX api_keys_current_name ON api_keys (name) WHERE retires_at IS NULL;
+    `
   }
 ]

@@ -1,10 +1,26 @@
 /** Rows of the PostgreSQL tables as pg returns them (BIGINT as a decimal string), and their mappers. */
 import { parseInt64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
 
 export interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
-export interface ApiKeyRow { id: string, name: string, key_hash: string, created_at: Date, revoked_at: Date | null }
+export interface ApiKeyRow {
+  id: string
+  name: string
+  key_hash: string
+  /** Comma-separated. */
+  scopes: string
+  created_at: Date
+  expires_at: Date | null
+  lifetime_seconds: number | null
+  rate_limit: number | null
+  last_used_at: Date | null
+  retires_at: Date | null
+  revoked_at: Date | null
+}
+
+const instant = (date: Date | null): string | null => date === null ? null : date.toISOString()
 
 export const PET_COLUMNS = 'id, name, category_id, status'
 
@@ -18,7 +34,13 @@ export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
     id: Number(row.id),
     name: row.name,
     keyHash: row.key_hash,
+    scopes: row.scopes.split(',') as ApiKeyScope[],
     createdAt: row.created_at.toISOString(),
-    revokedAt: row.revoked_at === null ? null : row.revoked_at.toISOString()
+    expiresAt: instant(row.expires_at),
+    lifetimeSeconds: row.lifetime_seconds,
+    rateLimit: row.rate_limit,
+    lastUsedAt: instant(row.last_used_at),
+    retiresAt: instant(row.retires_at),
+    revokedAt: instant(row.revoked_at)
   }
 }

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { INT64_MAX } from '../../schemas/kinds.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
-import type { CreateResult, IdempotencyClaim, ListPetsOptions, NewPetRecord, Store } from '../store.js'
+import type { ApiKeyRecord, CreateResult, IdempotencyClaim, ListPetsOptions, NewApiKeyRecord, NewPetRecord, Store } from '../store.js'
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
@@ -41,6 +41,13 @@ const TAKEN_KEY = `
   SELECT k.fingerprint, p.id, p.name, p.category_id, p.status
   FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
   WHERE k.scope = $1 AND k.key = $2 AND k.created_at >= $3`
+
+async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord, createdAt?: Date): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await db.query<ApiKeyRow>(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
+    VALUES ($1, $2, $3, COALESCE($4, now()), $5, $6, $7) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`,
+  [key.name, key.keyHash, key.scopes.join(','), createdAt ?? null, key.expiresAt, key.lifetimeSeconds, key.rateLimit])
+  return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
+}
 
 /** Connections in the pool of a process unless told otherwise (the bench's pg peer uses it too). */
 export const POOL_SIZE_DEFAULT = 10
@@ -199,9 +206,20 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return rowCount ?? 0
     },
 
-    async insertApiKey (name, keyHash) {
-      const { rows } = await pool.query<ApiKeyRow>('INSERT INTO api_keys (name, key_hash) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING *', [name, keyHash])
-      return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
+    async insertApiKey (key) {
+      return await insertApiKey(pool, key)
+    },
+
+    async rotateApiKey (name, { keyHash, at, graceEndsAt, expiresAt }) {
+      return await transaction(async (client) => {
+        // Locked: a rotation or revocation of the name at the same moment waits for this one.
+        const { rows } = await client.query<ApiKeyRow>('SELECT * FROM api_keys WHERE name = $1 AND retires_at IS NULL AND revoked_at IS NULL FOR UPDATE', [name])
+        if (rows[0] === undefined) return undefined
+        await client.query('UPDATE api_keys SET retires_at = $2 WHERE name = $1 AND retires_at > $2', [name, at])
+        await client.query('UPDATE api_keys SET retires_at = $2 WHERE id = $1', [rows[0].id, graceEndsAt])
+        const replaced = rowToApiKey(rows[0])
+        return await insertApiKey(client, { ...replaced, keyHash, expiresAt: expiresAt(replaced) }, at)
+      })
     },
 
     async findApiKeyByHash (keyHash) {
@@ -217,6 +235,14 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     async revokeApiKey (name) {
       const { rowCount } = await pool.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name])
       return (rowCount ?? 0) > 0
+    },
+
+    async recordApiKeyUses (uses) {
+      // One statement for the batch: no transaction to hold, whatever the pooler.
+      await pool.query(`UPDATE api_keys SET last_used_at = u.at
+        FROM unnest($1::text[], $2::timestamptz[]) AS u (key_hash, at)
+        WHERE api_keys.key_hash = u.key_hash AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < u.at)`,
+      [uses.map((use) => use.keyHash), uses.map((use) => use.at)])
     },
 
     async deleteApiKey (name) {

@@ -37,5 +37,31 @@ export const MIGRATIONS: readonly Migration[] = [
         value BLOB NOT NULL
       );
     `
+  },
+  {
+    // Keys as teams use them (scopes, expiry, per-key limit, last use, rotation). A name holds a current
+    // key and rotated-out ones: its UNIQUE goes, which in SQLite means rebuilding the table.
+    version: 2,
+    sql: `
+      CREATE TABLE api_keys_v2 (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        key_hash TEXT NOT NULL UNIQUE,
+        scopes TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT,
+        lifetime_seconds INTEGER,
+        rate_limit INTEGER,
+        last_used_at TEXT,
+        retires_at TEXT,
+        revoked_at TEXT
+      );
+      INSERT INTO api_keys_v2 (id, name, key_hash, scopes, created_at, revoked_at)
+        SELECT id, name, key_hash, 'pets:read,pets:write', created_at, revoked_at FROM api_keys;
+      DROP TABLE api_keys;
+      ALTER TABLE api_keys_v2 RENAME TO api_keys;
+      -- One current key per name; rotated-out keys (retires_at set) wait out their grace beside it.
+      CREATE UNIQUE INDEX api_keys_current_name ON api_keys (name) WHERE retires_at IS NULL;
+    `
   }
 ]

@@ -1,11 +1,25 @@
 /** Rows of the SQLite tables as better-sqlite3 returns them (safe integers on), and their mappers. */
 import { toInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
 import type { Statements } from './connection.js'
 
 export interface PetRow { id: bigint, name: string, category_id: bigint, status: PetStatus }
-export interface ApiKeyRow { id: bigint, name: string, key_hash: string, created_at: string, revoked_at: string | null }
+export interface ApiKeyRow {
+  id: bigint
+  name: string
+  key_hash: string
+  /** Comma-separated. */
+  scopes: string
+  created_at: string
+  expires_at: string | null
+  lifetime_seconds: bigint | null
+  rate_limit: bigint | null
+  last_used_at: string | null
+  retires_at: string | null
+  revoked_at: string | null
+}
 
 export const PET_COLUMNS = 'id, name, category_id, status'
 
@@ -15,7 +29,19 @@ export function rowToPet (row: PetRow): Pet {
 }
 
 export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
-  return { id: Number(row.id), name: row.name, keyHash: row.key_hash, createdAt: row.created_at, revokedAt: row.revoked_at }
+  return {
+    id: Number(row.id),
+    name: row.name,
+    keyHash: row.key_hash,
+    scopes: row.scopes.split(',') as ApiKeyScope[],
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lifetimeSeconds: row.lifetime_seconds === null ? null : Number(row.lifetime_seconds),
+    rateLimit: row.rate_limit === null ? null : Number(row.rate_limit),
+    lastUsedAt: row.last_used_at,
+    retiresAt: row.retires_at,
+    revokedAt: row.revoked_at
+  }
 }
 
 /** The row of one animal, on whichever connection `sql` prepares for (reader or writer thread). */

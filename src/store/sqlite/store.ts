@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { Pet } from '../../schemas/pets.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
-import type { CreateResult, ListPetsOptions, NewPetRecord, Store } from '../store.js'
+import type { ApiKeyRecord, CreateResult, ListPetsOptions, NewApiKeyRecord, NewPetRecord, RotationRecord, Store } from '../store.js'
 import { withStoreErrors } from '../store-errors.js'
 import { openConnection, statementCache } from './connection.js'
 import type { CreateRequest } from './create-pets.js'
@@ -56,6 +56,26 @@ export function openSqliteStore (path: string): Store {
   const insertPets = db.transaction((pets: NewPetRecord[]) => {
     const nextId = petIdAllocator(sql)
     importPets(pets.map((pet) => ({ id: nextId(), ...pet })))
+  })
+
+  function insertApiKey (key: NewApiKeyRecord, createdAt: Date): ApiKeyRecord | undefined {
+    const row = sql(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
+      VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`)
+      .get(key.name, key.keyHash, key.scopes.join(','), createdAt.toISOString(), key.expiresAt?.toISOString() ?? null, key.lifetimeSeconds, key.rateLimit) as ApiKeyRow | undefined
+    return row === undefined ? undefined : rowToApiKey(row)
+  }
+  const rotateApiKey = db.transaction((name: string, { keyHash, at, graceEndsAt, expiresAt }: RotationRecord) => {
+    const row = sql('SELECT * FROM api_keys WHERE name = ? AND retires_at IS NULL AND revoked_at IS NULL').get(name) as ApiKeyRow | undefined
+    if (row === undefined) return undefined
+    const now = at.toISOString()
+    sql('UPDATE api_keys SET retires_at = ? WHERE name = ? AND retires_at > ?').run(now, name, now)
+    sql('UPDATE api_keys SET retires_at = ? WHERE id = ?').run(graceEndsAt.toISOString(), row.id)
+    const replaced = rowToApiKey(row)
+    return insertApiKey({ ...replaced, keyHash, expiresAt: expiresAt(replaced) }, at)
+  })
+  const recordApiKeyUses = db.transaction((uses: ReadonlyArray<{ keyHash: string, at: Date }>) => {
+    const update = sql('UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at < ?)')
+    for (const { keyHash, at } of uses) update.run(at.toISOString(), keyHash, at.toISOString())
   })
 
   const store: Store = {
@@ -118,10 +138,12 @@ export function openSqliteStore (path: string): Store {
         .run(olderThan.getTime(), limit).changes
     },
 
-    async insertApiKey (name, keyHash) {
-      const row = sql('INSERT INTO api_keys (name, key_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING RETURNING *')
-        .get(name, keyHash, new Date().toISOString()) as ApiKeyRow | undefined
-      return row === undefined ? undefined : rowToApiKey(row)
+    async insertApiKey (key) {
+      return insertApiKey(key, new Date())
+    },
+
+    async rotateApiKey (name, rotation) {
+      return rotateApiKey.immediate(name, rotation)
     },
 
     async findApiKeyByHash (keyHash) {
@@ -136,6 +158,10 @@ export function openSqliteStore (path: string): Store {
     async revokeApiKey (name) {
       const result = sql('UPDATE api_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL').run(new Date().toISOString(), name)
       return result.changes > 0
+    },
+
+    async recordApiKeyUses (uses) {
+      recordApiKeyUses.immediate(uses)
     },
 
     async deleteApiKey (name) {

@@ -136,7 +136,7 @@ export interface components {
              * @description Machine-readable error code (docs/errors.md).
              * @enum {string}
              */
-            code: "malformed_json" | "validation_failed" | "unauthorized" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
+            code: "malformed_json" | "validation_failed" | "unauthorized" | "insufficient_scope" | "not_found" | "method_not_allowed" | "request_timeout" | "idempotency_conflict" | "gone" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "headers_too_large" | "internal_error" | "unavailable";
             /** @description Human-readable description: the offending field and the rule it breaks. */
             message: string;
             /** @description The HTTP status code of the response. */
@@ -198,10 +198,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which. */
+            /** @description API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which. */
             401: {
                 headers: {
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key. */
+                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong, expired or rotated-out key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -211,6 +211,24 @@ export interface operations {
                      *       "code": "unauthorized",
                      *       "message": "Authorization: the API key is unknown or revoked",
                      *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key lacks `pets:read` (`insufficient_scope`); use a key with it. */
+            403: {
+                headers: {
+                    /** @description RFC 6750 §3.1: `Bearer realm="petstore", error="insufficient_scope", scope="<the scope>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "insufficient_scope",
+                     *       "message": "Authorization: this API key lacks pets:read, which listPets needs",
+                     *       "status": 403
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -385,10 +403,10 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which. */
+            /** @description API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which. */
             401: {
                 headers: {
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key. */
+                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong, expired or rotated-out key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -398,6 +416,24 @@ export interface operations {
                      *       "code": "unauthorized",
                      *       "message": "Authorization: the API key is unknown or revoked",
                      *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key lacks `pets:write` (`insufficient_scope`); use a key with it. */
+            403: {
+                headers: {
+                    /** @description RFC 6750 §3.1: `Bearer realm="petstore", error="insufficient_scope", scope="<the scope>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "insufficient_scope",
+                     *       "message": "Authorization: this API key lacks pets:write, which createPet needs",
+                     *       "status": 403
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -640,7 +676,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description API key missing or invalid (`unauthorized`); `WWW-Authenticate` says which. */
+            /** @description API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which. */
             401: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
@@ -649,7 +685,7 @@ export interface operations {
                     Sunset?: string;
                     /** @description `rel="deprecation"` (the docs) and `rel="successor-version"` (`GET /v1/pets`). */
                     Link?: string;
-                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong key. */
+                    /** @description RFC 6750 challenge: `Bearer realm="petstore"`, with `error="invalid_token"` for a wrong, expired or rotated-out key. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
@@ -659,6 +695,30 @@ export interface operations {
                      *       "code": "unauthorized",
                      *       "message": "Authorization: the API key is unknown or revoked",
                      *       "status": 401
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The API key lacks `pets:read` (`insufficient_scope`); use a key with it. */
+            403: {
+                headers: {
+                    /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
+                    Deprecation?: string;
+                    /** @description RFC 8594: when the operation will be removed (an HTTP date). */
+                    Sunset?: string;
+                    /** @description `rel="deprecation"` (the docs) and `rel="successor-version"` (`GET /v1/pets`). */
+                    Link?: string;
+                    /** @description RFC 6750 §3.1: `Bearer realm="petstore", error="insufficient_scope", scope="<the scope>"`. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": "insufficient_scope",
+                     *       "message": "Authorization: this API key lacks pets:read, which getPet needs",
+                     *       "status": 403
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -149,6 +149,7 @@ export const schemas = {
           "malformed_json",
           "validation_failed",
           "unauthorized",
+          "insufficient_scope",
           "not_found",
           "method_not_allowed",
           "request_timeout",
