@@ -37,5 +37,19 @@ export const MIGRATIONS: readonly Migration[] = [
         value BLOB NOT NULL
       );
     `
+  },
+  // Version 2 is the API keys' (another change); versions apply in ascending order, whichever lands first.
+  {
+    version: 3,
+    sql: `
+      -- One row per checked backup (petstore backup): the metrics listener exports the newest.
+      CREATE TABLE backups (
+        id INTEGER PRIMARY KEY,
+        taken_at TEXT NOT NULL,
+        file TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        animals INTEGER NOT NULL
+      );
+    `
   }
 ]
