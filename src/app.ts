@@ -62,7 +62,7 @@ export interface App extends FastifyInstance {
 export async function buildApp ({ config, store, logger, now = () => new Date(), timeouts = REQUEST_TIMEOUTS, traces = false }: AppOptions): Promise<App> {
   const verifier = new ApiKeyVerifier(store, config.apiKeys)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
-  const metrics = new Metrics()
+  const metrics = new Metrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
   const failures = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
   const throttle = forgedKeyThrottle({ verifier, counts: failures, onThrottled: () => { metrics.authThrottled.inc() } })
