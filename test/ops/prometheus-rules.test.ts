@@ -52,6 +52,9 @@ describe('deploy/prometheus: what every alert carries', () => {
   })
 
   it('gives every alert a severity, a summary, a description and its runbook section', () => {
+    const sections = new Set(readFileSync(join(ROOT, 'docs/runbook.md'), 'utf8').split('\n')
+      .filter((line) => line.startsWith('## ')).map((line) => line.slice(3).trim().toLowerCase()))
+    assert.deepEqual([...sections].sort(), alerts.map((rule) => rule.alert!.toLowerCase()).sort(), 'one runbook section per alert, no other')
     for (const { alert, labels, annotations } of alerts) {
       assert.match(labels?.severity ?? '', /^(page|ticket)$/, `${alert}: severity`)
       assert.ok((annotations?.summary ?? '') !== '', `${alert}: summary`)
