@@ -38,7 +38,6 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `
   },
-  // Version 2 is the API keys' (another change); versions apply in ascending order, whichever lands first.
   {
     version: 3,
     sql: `
