@@ -163,7 +163,8 @@ describe('a real Prometheus on the real service, the rules loaded', { skip: prom
             await sleep(1000)
             state = (await prometheus.alerts()).find((alert) => alert.labels.alertname === STORE_ALERT)?.state
           }
-          console.log(`${STORE_ALERT}: ${state ?? 'inactive'} ${((Date.now() - filled) / 1000).toFixed(0)} s after the disk filled`)
+          const active = (await prometheus.alerts()).map((alert) => `${alert.labels.alertname} ${alert.state}`).join(', ')
+          console.log(`${STORE_ALERT}: ${state ?? 'inactive'} ${((Date.now() - filled) / 1000).toFixed(0)} s after the disk filled (all pending or firing: ${active})`)
           assert.ok(state === 'pending' || state === 'firing', `${STORE_ALERT} is ${state ?? 'inactive'}`)
         })
       }

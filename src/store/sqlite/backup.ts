@@ -27,6 +27,7 @@ const REASONS: Record<string, string> = {
   EROFS: 'the file system is read-only',
   ENOENT: 'no such folder',
   ENOTDIR: 'no such folder',
+  EISDIR: 'it is a folder',
   SQLITE_CANTOPEN: 'the file cannot be created'
 }
 
