@@ -69,7 +69,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     logger.warn({ err: { message: (err as Error).message } }, 'the last use of API keys could not be recorded')
   })
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
-  const metrics = new Metrics()
+  const metrics = new Metrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
   const failures = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
   const throttle = forgedKeyThrottle({ verifier, counts: failures, onThrottled: () => { metrics.authThrottled.inc() } })

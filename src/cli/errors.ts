@@ -1,6 +1,6 @@
 import { ConfigError } from '../config.js'
 import { MalformedJson } from '../schemas/exact-json.js'
-import { driverReason, NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
+import { BackupFailed, driverReason, NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 import { InvalidPetLine } from './pet-lines.js'
 
 /** One line for the operator, never a stack trace; exit code 1 unless another is given. */
@@ -25,6 +25,7 @@ function isSystemError (err: unknown): err is NodeJS.ErrnoException {
  */
 export function isBug (err: unknown): boolean {
   return !(err instanceof CliError || err instanceof ConfigError || err instanceof StoreUnavailable || err instanceof NoIdLeft ||
+    err instanceof BackupFailed ||
     err instanceof MalformedJson || err instanceof InvalidPetLine || isSystemError(err))
 }
 

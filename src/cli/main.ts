@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander'
 import { CliError, describeFailure, isBug } from './errors.js'
+import { registerBackupCommand } from './commands/backup.js'
 import { registerExportCommand } from './commands/export.js'
 import { registerImportCommand } from './commands/import.js'
 import { registerKeysCommands } from './commands/keys.js'
@@ -24,6 +25,7 @@ function buildCli (): Command {
   registerSeedCommand(program)
   registerImportCommand(program)
   registerExportCommand(program)
+  registerBackupCommand(program)
   return program
 }
 

@@ -41,12 +41,13 @@ export function stoppedBy (signal: StopSignal, what: string): CliError {
  * A bar on stderr when it is a terminal and the total is known; else nothing is shown. SIGINT and
  * SIGTERM are caught until `stop`: the first asks the work to stop (`stopSignal`); a second ends
  * the process at once, the terminal restored, without waiting for the batch in flight.
+ * `unit` names the count shown beside the bar.
  * @example const progress = startProgress('seeding', 1_000_000); progress.update(10_000, 10_000); progress.stop()
  */
-export function startProgress (verb: string, total: number | undefined): Progress {
+export function startProgress (verb: string, total: number | undefined, unit = 'animals'): Progress {
   const bar = process.stderr.isTTY && total !== undefined
     ? new cliProgress.SingleBar({
-      format: `${verb} [{bar}] {percentage}% | {animals} animals | ETA {eta_formatted}`,
+      format: `${verb} [{bar}] {percentage}% | {animals} ${unit} | ETA {eta_formatted}`,
       stream: process.stderr,
       hideCursor: true
     }, cliProgress.Presets.shades_classic)

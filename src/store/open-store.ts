@@ -4,13 +4,24 @@ import type { PostgresOptions } from './postgres/store.js'
 import type { Store } from './store.js'
 
 /**
+ * The database a URL names, by its scheme, before anything is opened.
+ * @example databaseKind('postgres://db/petstore') // 'postgres'
+ */
+export function databaseKind (url: string): 'sqlite' | 'postgres' | undefined {
+  if (url.startsWith('sqlite:')) return 'sqlite'
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return 'postgres'
+  return undefined
+}
+
+/**
  * Picks the adapter by the URL's scheme: `sqlite:./file.db`, `sqlite:/abs/file.db`
  * or `postgres://…` (also `postgresql://…`, with its pool options).
  * @example const store = await openStore('sqlite:./data/petstore.db')
  */
 export async function openStore (url: string, postgres: PostgresOptions = {}): Promise<Store> {
-  if (url.startsWith('sqlite:')) return openSqliteStore(sqlitePath(url))
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  const kind = databaseKind(url)
+  if (kind === 'sqlite') return openSqliteStore(sqlitePath(url))
+  if (kind === 'postgres') {
     const { openPostgresStore } = await import('./postgres/store.js')
     return await openPostgresStore(url, postgres)
   }

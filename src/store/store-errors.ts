@@ -53,3 +53,8 @@ export function withStoreErrors<S extends object> (store: S, isTransient: (err: 
   }
   return wrapped
 }
+
+/** A backup could not be written or failed its check; nothing was left at its file. */
+export class BackupFailed extends Error {
+  override name = 'BackupFailed'
+}

@@ -77,6 +77,22 @@ export interface RotationRecord {
   expiresAt: (replaced: ApiKeyRecord) => Date | null
 }
 
+/** A checked backup, as recorded in the database. */
+export interface BackupRecord {
+  /** When the copy's snapshot began: everything committed before it is in the copy. */
+  takenAt: Date
+  file: string
+  bytes: number
+  animals: number
+}
+
+export interface BackupOptions {
+  /** Called every fraction of a second while the copy grows. */
+  onProgress?: (copiedBytes: number, totalBytes: number) => void
+  /** Aborted: the copy is discarded once SQLite has finished writing it. */
+  signal?: AbortSignal
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
   /** Applies pending migrations (migrations.ts); safe when several instances start at once. */
@@ -124,6 +140,17 @@ export interface Store {
   recordApiKeyUses (uses: ReadonlyArray<{ keyHash: string, at: Date }>): Promise<void>
   /** Forgets a key nobody ever received (its printing failed), so its name is free again. */
   deleteApiKey (name: string): Promise<void>
+
+  /**
+   * SQLite only (PostgreSQL has pg_dump): writes a checked copy of the database to `file`,
+   * replacing it, and records it; a failure leaves `file` as it was and no temporary file.
+   * @throws BackupFailed
+   */
+  backup?: (file: string, options?: BackupOptions) => Promise<BackupRecord>
+  /** The newest backup's `takenAt`, else when the database was created; undefined where backups are not ours (PostgreSQL). */
+  lastBackupAt (): Promise<Date | undefined>
+  /** Callers waiting for a connection of the pool (none on SQLite). */
+  waitingClients (): Promise<number>
 
   /** A random secret created once per database (signs cursors); shared by every instance. */
   secret (name: string): Promise<Buffer>

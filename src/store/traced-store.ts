@@ -54,6 +54,10 @@ export function tracedStore (store: Store): Store {
     listApiKeys: async () => await call('listApiKeys', async () => await store.listApiKeys()),
     revokeApiKey: async (name) => await call('revokeApiKey', async () => await store.revokeApiKey(name)),
     deleteApiKey: async (name) => { await call('deleteApiKey', async () => { await store.deleteApiKey(name) }) },
+    // No span for these: the metrics read them at every scrape, the backup is no request's.
+    ...(store.backup === undefined ? {} : { backup: store.backup }),
+    lastBackupAt: async () => await store.lastBackupAt(),
+    waitingClients: async () => await store.waitingClients(),
     secret: async (name) => await call('secret', async () => await store.secret(name))
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import Database from 'better-sqlite3'
 import { issueApiKey } from '../../src/domain/api-keys.js'
 import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
 import { freePorts, startCli, type CliProcess } from '../support/cli.js'
@@ -111,6 +112,16 @@ describe('the metrics listener with WORKERS=2', () => {
   it('reports a key\'s expiry once, the maximum over the workers rather than their sum', async () => {
     const { samples } = await scrape(metricsOrigin)
     assert.equal(valueOf(samples, 'petstore_api_key_expiry_timestamp_seconds', { key: 'expiring' }), EXPIRES_AT.getTime() / 1000)
+  })
+
+  it('reads the store gauges once, not summed: the last backup by maximum, the pool\'s waiting clients 0', async () => {
+    const { samples } = await scrape(metricsOrigin)
+    const db = new Database(database.url.slice('sqlite:'.length), { readonly: true })
+    const created = db.prepare('SELECT applied_at FROM schema_migrations WHERE version = 1').pluck().get() as string
+    db.close()
+    // Never backed up: the database's creation time, whichever worker answered.
+    assert.equal(valueOf(samples, 'petstore_backup_last_success_timestamp_seconds'), new Date(created).getTime() / 1000)
+    assert.equal(valueOf(samples, 'petstore_store_pool_waiting_clients'), 0)
   })
 
   it('answers /metrics on the API port 404, whichever worker gets it', async () => {

@@ -1,12 +1,17 @@
 /**
  * Prometheus metrics: requests by operation and status, latency, calls of
  * deprecated operations by API key name (whom to warn before removal), store errors,
- * requests refused by the throttle of forged keys, idempotency-key sweeps. Scraped on a
+ * requests refused by the throttle of forged keys, idempotency-key sweeps; and, read from the
+ * store at scrape time, the last backup and the pool's waiting clients. Scraped on a
  * listener of its own (src/metrics-listener.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { Store } from '../../store/store.js'
+
+/** What the gauges read from the store, at each scrape only: no request pays for them. */
+export type StoreReadings = Pick<Store, 'kind' | 'lastBackupAt' | 'waitingClients'>
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -15,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-/** @example const metrics = new Metrics(); metrics.idempotencySweeps.inc() */
+/** @example const metrics = new Metrics(store); metrics.idempotencySweeps.inc() */
 export class Metrics {
   /** This process's own counts; with WORKERS > 1 the primary sums every worker's. */
   readonly registry = new Registry()
@@ -94,8 +99,29 @@ export class Metrics {
     for (const [key, seconds] of expiries) this.apiKeyExpiry.labels(key).set(seconds)
   }
 
-  constructor () {
+  /** Without a store (the bench's feature costs), no store gauge is registered. */
+  constructor (store?: StoreReadings) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
+    if (store === undefined) return
+    // A store that cannot answer keeps the gauge's last value: the scrape itself must not fail.
+    this.registry.registerMetric(new Gauge({
+      name: 'petstore_store_pool_waiting_clients',
+      help: 'Store calls waiting for a connection of the PostgreSQL pool (always 0 on SQLite).',
+      registers: [],
+      async collect () { await store.waitingClients().then((waiting) => this.set(waiting), () => {}) }
+    }))
+    // PostgreSQL's backups are pg_dump's, which the service never sees: no series there.
+    if (store.kind !== 'sqlite') return
+    this.registry.registerMetric(new Gauge({
+      name: 'petstore_backup_last_success_timestamp_seconds',
+      help: 'When the last checked backup (petstore backup) began, in unix seconds; when the database was created, if never.',
+      registers: [],
+      // Every worker reads the same database: the primary keeps one value, not their sum.
+      aggregator: 'max',
+      async collect () {
+        await store.lastBackupAt().then((at) => { if (at !== undefined) this.set(at.getTime() / 1000) }, () => {})
+      }
+    }))
   }
 }
 

@@ -145,6 +145,16 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       await pool.end()
     },
 
+    async lastBackupAt () {
+      // pg_dump's runs are the operator's; this database keeps no record of them.
+      return undefined
+    },
+
+    async waitingClients () {
+      // pg counts a call as waiting while its new connection opens too: only a full pool makes callers wait.
+      return pool.totalCount < pool.options.max ? 0 : pool.waitingCount
+    },
+
     async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
       const { rows } = status === undefined
         ? await pool.query<PetRow>(`SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [String(afterId), limit])

@@ -63,5 +63,18 @@ export const MIGRATIONS: readonly Migration[] = [
       -- One current key per name; rotated-out keys (retires_at set) wait out their grace beside it.
       CREATE UNIQUE INDEX api_keys_current_name ON api_keys (name) WHERE retires_at IS NULL;
     `
+  },
+  {
+    version: 3,
+    sql: `
+      -- One row per checked backup (petstore backup): the metrics listener exports the newest.
+      CREATE TABLE backups (
+        id INTEGER PRIMARY KEY,
+        taken_at TEXT NOT NULL,
+        file TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        animals INTEGER NOT NULL
+      );
+    `
   }
 ]

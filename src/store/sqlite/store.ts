@@ -10,6 +10,7 @@ import type { Pet } from '../../schemas/pets.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import type { ApiKeyRecord, CreateResult, ListPetsOptions, NewApiKeyRecord, NewPetRecord, RotationRecord, Store } from '../store.js'
 import { withStoreErrors } from '../store-errors.js'
+import { backupDatabase } from './backup.js'
 import { openConnection, statementCache } from './connection.js'
 import type { CreateRequest } from './create-pets.js'
 import { isSqliteUnavailable } from './errors.js'
@@ -166,6 +167,20 @@ export function openSqliteStore (path: string): Store {
 
     async deleteApiKey (name) {
       sql('DELETE FROM api_keys WHERE name = ?').run(name)
+    },
+
+    async backup (file, options) {
+      return await backupDatabase(db, sql, path, file, options)
+    },
+
+    async lastBackupAt () {
+      const taken = sql('SELECT max(taken_at) FROM backups').pluck().get() as string | null
+      // A database never backed up reports its creation (its first migration), so the backup alert reminds a new one too.
+      return new Date(taken ?? sql(`SELECT applied_at FROM ${MIGRATIONS_TABLE} WHERE version = 1`).pluck().get() as string)
+    },
+
+    async waitingClients () {
+      return 0
     },
 
     async secret (name) {

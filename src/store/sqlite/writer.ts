@@ -2,32 +2,17 @@
  * The request thread's side of the writer thread (writer-thread.ts): sends it a
  * batch, resolves with the batch's outcomes once they are committed.
  */
-import { extname } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import Database from 'better-sqlite3'
 import type { CreateResult } from '../store.js'
 import { NoIdLeft, StoreUnavailable } from '../store-errors.js'
 import type { CreateRequest } from './create-pets.js'
+import { startThread } from './thread.js'
 
 export type WriterMessage = { type: 'create', id: number, requests: CreateRequest[] } | { type: 'close' }
 /** An error as it crosses the thread boundary: its class name and a driver's code. */
 export interface WriterError { name: string, message: string, code: unknown }
 export type WriterAnswer = { id: number, results: CreateResult[] } | { id: number, error: WriterError }
-
-const FROM_TYPESCRIPT = extname(fileURLToPath(import.meta.url)) === '.ts'
-
-/**
- * The thread's entry once built; run from the TypeScript sources (tests, development),
- * the thread registers tsx itself, since Node 20 gives worker threads no --import loader.
- */
-function startThread (path: string): Worker {
-  const entry = new URL(`./writer-thread${FROM_TYPESCRIPT ? '.ts' : '.js'}`, import.meta.url)
-  if (!FROM_TYPESCRIPT) return new Worker(entry, { workerData: { path } })
-  const bootstrap = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))})
-    .then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}) })`
-  return new Worker(bootstrap, { eval: true, workerData: { path } })
-}
 
 /** The error the writer thread reported, as the driver (or the id allocator) threw it. */
 function rebuildError ({ name, message, code }: WriterError): Error {
@@ -77,7 +62,7 @@ export class SqliteWriter {
 
   #thread (): Worker {
     if (this.#worker !== undefined) return this.#worker
-    const worker = startThread(this.#path)
+    const worker = startThread('writer-thread', { path: this.#path })
     worker.unref()
     worker.on('message', (answer: WriterAnswer) => {
       const pending = this.#pending.get(answer.id)
