@@ -1,51 +1,33 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { existsSync, readdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { AUTH, createTestDatabase, errorBody, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
+import { TcpProxy } from '../support/tcp-proxy.js'
 
-const PG_CTLCLUSTER = '/usr/bin/pg_ctlcluster'
 // Every wait on the database gives up after this, as in test/store/postgres-outage.test.ts.
 const TIMEOUT_MS = 800
 
-const skip = process.env.TEST_DATABASE_URL === undefined
-  ? 'TEST_DATABASE_URL is not set'
-  : !existsSync(PG_CTLCLUSTER) || !existsSync('/etc/postgresql') ? 'pg_ctlcluster is not installed' : false
-if (skip !== false) console.log(`PostgreSQL stop test skipped: ${skip}`)
+const skip = process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false
+if (skip !== false) console.log(`PostgreSQL outage under load skipped: ${skip}`)
 
-/** `pg_ctlcluster VERSION main stop|start`, on the local cluster TEST_DATABASE_URL names. */
-function cluster (action: 'stop' | 'start'): void {
-  const version = readdirSync('/etc/postgresql')[0]!
-  execFileSync(PG_CTLCLUSTER, ['--skip-systemctl-redirect', version, 'main', action, ...(action === 'stop' ? ['-m', 'fast'] : [])], { stdio: 'pipe' })
-}
-
-/** Resolves once PostgreSQL accepts connections again (pg_isready), or throws after 30 s. */
-async function untilReady (): Promise<void> {
-  const url = new URL(process.env.TEST_DATABASE_URL!)
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    try {
-      execFileSync('pg_isready', ['-h', url.hostname, '-p', url.port || '5432', '-q'], { stdio: 'pipe' })
-      return
-    } catch {
-      if (Date.now() > deadline) throw new Error('PostgreSQL was not ready within 30 s of its start')
-      await sleep(200)
-    }
-  }
-}
-
-describe('postgres: two instances while PostgreSQL itself is stopped under load', { skip }, () => {
+// The database goes away for both instances at once: a proxy of the test's own is cut, never the
+// shared server stopped (every other file's postgres leg and PgBouncer use it).
+describe('postgres: two instances while the database is unreachable under load', { skip }, () => {
   let database: TestDatabase
+  let proxy: TcpProxy
   const servers: TestServer[] = []
   const committed: number[] = []
 
   before(async () => {
     database = await createTestDatabase('postgres')
-    for (let i = 0; i < 2; i++) servers.push(await startTestServer({ database, postgres: { timeoutMs: TIMEOUT_MS } }))
+    const target = new URL(database.url)
+    proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) })
+    const viaProxy = throughAddress(database, '127.0.0.1', proxy.port)
+    for (let i = 0; i < 2; i++) servers.push(await startTestServer({ database: viaProxy, postgres: { timeoutMs: TIMEOUT_MS } }))
   })
   after(async () => {
     for (const server of servers) await server.close()
+    await proxy?.close()
     await database?.drop()
   })
 
@@ -71,15 +53,14 @@ describe('postgres: two instances while PostgreSQL itself is stopped under load'
   it('answers 503 unavailable with Retry-After while it is down, then creates again on both, nothing lost', async () => {
     let down: Array<{ status: number, code?: string, retryAfter: string | null }>
     try {
-      // Load for a moment, stop PostgreSQL under it, and keep the load on for 2 s of the outage.
+      // Load for a moment, cut the database away under it, and keep the load on for 2 s of the outage.
       down = await load((async () => {
         await sleep(500)
-        cluster('stop')
+        proxy.cut('reset')
         await sleep(2_000)
       })())
     } finally {
-      cluster('start')
-      await untilReady()
+      proxy.restore()
     }
     const statuses = new Set(down.map((answer) => answer.status))
     assert.deepEqual([...statuses].sort(), [201, 503], 'creates before the stop, 503 during it')
@@ -91,7 +72,7 @@ describe('postgres: two instances while PostgreSQL itself is stopped under load'
     for (const server of servers) {
       const deadline = Date.now() + 15_000
       while ((await fetch(`${server.origin}/readyz`)).status !== 200) {
-        assert.ok(Date.now() < deadline, '/readyz is 200 again within 15 s of the start')
+        assert.ok(Date.now() < deadline, '/readyz is 200 again within 15 s of the database\'s return')
         await sleep(100)
       }
       const response = await post(server, '/pets', { name: 'after', categoryId: 9 })
@@ -108,6 +89,6 @@ describe('postgres: two instances while PostgreSQL itself is stopped under load'
     }
     for (const id of committed) assert.ok(listed.includes(id), `animal ${id} answered 201 and is listed`)
     assert.equal(new Set(listed).size, listed.length, 'each animal listed once')
-    console.log(`${down.filter((a) => a.status === 201).length} creates answered 201 and ${down.filter((a) => a.status === 503).length} answered 503 around the stop`)
+    console.log(`${down.filter((a) => a.status === 201).length} creates answered 201 and ${down.filter((a) => a.status === 503).length} answered 503 around the outage`)
   })
 })
