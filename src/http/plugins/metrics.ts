@@ -71,7 +71,7 @@ export class Metrics {
 }
 
 /** Children of a metric by label values, each made once: prom-client hashes the label object on every un-childed call. */
-export function childCache<T> (): (key: string, make: () => T) => T {
+function childCache<T> (): (key: string, make: () => T) => T {
   const children = new Map<string, T>()
   return (key, make) => {
     let child = children.get(key)

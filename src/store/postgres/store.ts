@@ -42,8 +42,8 @@ const TAKEN_KEY = `
   FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
   WHERE k.scope = $1 AND k.key = $2 AND k.created_at >= $3`
 
-/** Connections in the pool of a process unless told otherwise (the bench's pg peer uses it too). */
-export const POOL_SIZE_DEFAULT = 10
+/** Connections in the pool of a process unless told otherwise. */
+const POOL_SIZE_DEFAULT = 10
 
 export interface PostgresOptions {
   /** Pool size per process (POOL_SIZE_DEFAULT). */
