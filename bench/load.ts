@@ -1,181 +1,103 @@
 /**
- * The load: a second process over loopback, wrk (with a Lua script) when it is
- * installed, else autocannon (bench/autocannon-load.ts). Optionally pinned to
- * its own core. Both report the same figures.
+ * The workloads and the load that carries them: wrk when it is installed (a Lua script
+ * draws the ids), else autocannon, each in a process of its own, pinned when asked.
  */
-import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawn } from 'node:child_process'
+import { existsSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { nodeCommand } from './targets.js'
+import autocannon from 'autocannon'
 
-const WRK = '/usr/bin/wrk'
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const REQUEST_TIMEOUT_S = 10
+export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
+export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
+export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
 
-/** What every request of a workload looks like. */
+export const REQUESTS: Record<Workload, string> = {
+  list: '`GET /v1/pets?limit=20`',
+  'list-status': '`GET /v1/pets?limit=20&status=available`',
+  get: '`GET /v1/pets/{id}`, id random in 1..N',
+  create: '`POST /v1/pets` `{"name":"Rex","categoryId":3}`, durable',
+  'deep-list': '`GET /v1/pets?limit=20&cursor=…`, cursors at random positions in the deeper half'
+}
+
+/** What every request of a workload looks like: a path, or one drawn from `paths`, or `path` + a random id up to `idMax`. */
 export interface LoadSpec {
   method: 'GET' | 'POST'
-  /** The path, or the prefix to which a random id is appended. */
   path: string
   headers: Record<string, string>
   body?: string
-  /** Appends a random id from 1 to this to `path` for each request (a fixed seed). */
-  randomIdMax?: number
-  /** Picks one of these paths at random for each request (a fixed seed), instead of `path`. */
+  idMax?: number
   paths?: string[]
 }
 
-export interface LoadResult {
-  requests: number
-  seconds: number
-  reqPerSec: number
-  p50Ms: number
-  p99Ms: number
-  /** Responses with a status of 400 or more (how wrk counts them), or outside 2xx (autocannon). */
-  non2xx: number
-  /** Connect, read, write errors and timeouts. */
-  socketErrors: number
-}
+export interface LoadResult { requests: number, reqPerSec: number, p50Ms: number, p99Ms: number, failed: number }
 
-export interface LoadTool {
-  name: 'wrk' | 'autocannon'
-  version: string
-}
+const WRK = '/usr/bin/wrk'
+export const LOAD_TOOL = existsSync(WRK) ? 'wrk' : 'autocannon'
 
-export interface LoadOptions {
-  tool: LoadTool
-  origin: string
-  connections: number
-  seconds: number
-  /** Cores for taskset, or undefined. */
-  cpus: string | undefined
-  /** Where the Lua script is written. */
-  workDir: string
-}
-
-/**
- * wrk when it is installed (unless autocannon is asked for), else autocannon.
- * @example detectLoadTool(undefined) // { name: 'wrk', version: 'debian/4.1.0-3+b2' }
- */
-export function detectLoadTool (wanted: 'wrk' | 'autocannon' | undefined): LoadTool {
-  if (wanted !== 'autocannon' && existsSync(WRK)) {
-    const banner = spawnSync(WRK, ['-v'], { encoding: 'utf8' })
-    const version = /^wrk (\S+)/.exec(`${banner.stdout}${banner.stderr}`)?.[1] ?? 'unknown'
-    return { name: 'wrk', version }
+/** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */
+export function workloadSpec (workload: Workload, apiKey: string, animals: number, cursors: string[] = []): LoadSpec {
+  const headers = { authorization: `Bearer ${apiKey}` }
+  switch (workload) {
+    case 'list': return { method: 'GET', path: '/v1/pets?limit=20', headers }
+    case 'list-status': return { method: 'GET', path: '/v1/pets?limit=20&status=available', headers }
+    case 'get': return { method: 'GET', path: '/v1/pets/', idMax: animals, headers }
+    case 'create': return { method: 'POST', path: '/v1/pets', headers: { ...headers, 'content-type': 'application/json' }, body: '{"name":"Rex","categoryId":3}' }
+    case 'deep-list': return { method: 'GET', path: '/v1/pets?limit=20', paths: cursors.map((cursor) => `/v1/pets?limit=20&cursor=${cursor}`), headers }
   }
-  if (wanted === 'wrk') throw new Error(`--load wrk: ${WRK} is not installed`)
-  const manifest = join(ROOT, 'node_modules/autocannon/package.json')
-  return { name: 'autocannon', version: (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version }
 }
 
-/** A Lua string literal: JSON's escapes for ASCII text are also Lua's. */
-function lua (text: string): string {
-  return JSON.stringify(text)
-}
-
-/**
- * The wrk script for a workload. `done()` prints one parseable line; each thread
- * seeds its own generator from its number, so a run is repeatable.
- */
-export function wrkScript (spec: LoadSpec): string {
-  const lines = [`wrk.method = ${lua(spec.method)}`]
-  for (const [name, value] of Object.entries(spec.headers)) lines.push(`wrk.headers[${lua(name)}] = ${lua(value)}`)
+/** The wrk script: each thread seeds its own generator, and done() prints one parseable line. */
+function wrkScript (spec: LoadSpec): string {
+  const lua = (text: string): string => JSON.stringify(text)
+  const lines = [`wrk.method = ${lua(spec.method)}`, ...Object.entries(spec.headers).map(([name, value]) => `wrk.headers[${lua(name)}] = ${lua(value)}`)]
   if (spec.body !== undefined) lines.push(`wrk.body = ${lua(spec.body)}`)
-  if (spec.randomIdMax !== undefined || spec.paths !== undefined) {
-    lines.push(
-      'local threads = 0',
-      'function setup(thread) threads = threads + 1; thread:set("number", threads) end',
-      'function init(args) math.randomseed(1000 + number) end'
-    )
-  }
-  if (spec.paths !== undefined) {
-    lines.push(`local paths = { ${spec.paths.map(lua).join(', ')} }`)
-    lines.push('function request() return wrk.format(nil, paths[math.random(#paths)]) end')
-  } else if (spec.randomIdMax !== undefined) {
-    lines.push(`function request() return wrk.format(nil, ${lua(spec.path)} .. math.random(${spec.randomIdMax})) end`)
-  }
-  lines.push(
-    'function done(summary, latency, requests)',
-    '  local e = summary.errors',
-    '  io.write(string.format("WRK_RESULT %d %d %d %d %d %d\\n", summary.requests, summary.duration,',
-    '    latency:percentile(50), latency:percentile(99), e.status, e.connect + e.read + e.write + e.timeout))',
-    'end'
-  )
+  lines.push('local n = 0', 'function setup(thread) n = n + 1; thread:set("number", n) end', 'function init(args) math.randomseed(1000 + number) end')
+  if (spec.paths !== undefined) lines.push(`local paths = { ${spec.paths.map(lua).join(', ')} }`, 'function request() return wrk.format(nil, paths[math.random(#paths)]) end')
+  else if (spec.idMax !== undefined) lines.push(`function request() return wrk.format(nil, ${lua(spec.path)} .. math.random(${spec.idMax})) end`)
+  lines.push('function done(s, latency, r)', '  local e = s.errors',
+    '  io.write(string.format("WRK %d %d %d %d %d\\n", s.requests, s.duration, latency:percentile(50), latency:percentile(99), e.status + e.connect + e.read + e.write + e.timeout))', 'end')
   return `${lines.join('\n')}\n`
 }
 
-interface Finished { code: number | null, stdout: string, stderr: string }
-
-/** Runs a command; stops it with SIGINT after `stopAfterMs` when given (wrk then reports what it measured). */
-async function run (command: string, args: string[], stopAfterMs?: number): Promise<Finished> {
-  // From the repository's root, where `--import tsx` resolves.
-  const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+/** Runs a command to its end, or stops it with SIGINT after `stopAfterMs` (wrk then reports what it measured). */
+async function run (command: string, args: string[], stopAfterMs?: number): Promise<string> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
   let stdout = ''
-  let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
   const timer = stopAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGINT'), stopAfterMs)
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', resolve)
-  })
+  await new Promise((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
   clearTimeout(timer)
-  return { code, stdout, stderr }
-}
-
-async function runWrk (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  const script = join(options.workDir, 'load.lua')
-  writeFileSync(script, wrkScript(spec))
-  // wrk takes whole seconds: a fractional duration runs a second longer and is stopped on time.
-  const whole = Number.isInteger(options.seconds)
-  const threads = options.cpus === undefined ? 2 : options.cpus.split(',').length
-  const args = [
-    WRK, `-t${Math.min(threads, options.connections)}`, `-c${options.connections}`, `-d${Math.ceil(options.seconds) + (whole ? 0 : 1)}s`,
-    `--timeout=${REQUEST_TIMEOUT_S}s`, '-s', script, `${options.origin}${spec.path}`
-  ]
-  const [command, commandArgs] = options.cpus === undefined ? [WRK, args.slice(1)] : ['taskset', ['-c', options.cpus, ...args]]
-  const finished = await run(command, commandArgs, whole ? undefined : options.seconds * 1000)
-  const match = /^WRK_RESULT (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)$/m.exec(finished.stdout)
-  if (match === null) throw new Error(`wrk gave no result (exit ${finished.code}): ${finished.stderr || finished.stdout}`)
-  const [requests, durationUs, p50Us, p99Us, non2xx, socketErrors] = match.slice(1).map(Number) as [number, number, number, number, number, number]
-  return { requests, seconds: durationUs / 1e6, reqPerSec: requests / (durationUs / 1e6), p50Ms: p50Us / 1000, p99Ms: p99Us / 1000, non2xx, socketErrors }
-}
-
-async function runAutocannon (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  const runner = fileURLToPath(new URL('./autocannon-load.ts', import.meta.url))
-  const job = JSON.stringify({ spec, origin: options.origin, connections: options.connections, seconds: options.seconds })
-  const [command, args] = nodeCommand(['--import', 'tsx', runner, job], options.cpus)
-  const finished = await run(command, args)
-  const line = finished.stdout.split('\n').find((text) => text.startsWith('{'))
-  if (finished.code !== 0 || line === undefined) throw new Error(`autocannon gave no result (exit ${finished.code}): ${finished.stderr}`)
-  return JSON.parse(line) as LoadResult
+  return stdout
 }
 
 /**
- * One result for loads run together against several instances: requests and
- * rates summed, errors summed, and the worse of their latencies (a client of the
- * slower instance sees it).
- * @example combineResults([a, b]).reqPerSec // a.reqPerSec + b.reqPerSec
+ * Puts the workload on `origin` for `seconds` with `connections`, from cores `cpus` when given.
+ * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10, cpus: '1', script: '/tmp/load.lua' })
  */
-export function combineResults (results: LoadResult[]): LoadResult {
-  const sum = (figure: (result: LoadResult) => number): number => results.reduce((total, result) => total + figure(result), 0)
-  const worst = (figure: (result: LoadResult) => number): number => Math.max(...results.map(figure))
-  return {
-    requests: sum((result) => result.requests),
-    seconds: worst((result) => result.seconds),
-    reqPerSec: sum((result) => result.reqPerSec),
-    p50Ms: worst((result) => result.p50Ms),
-    p99Ms: worst((result) => result.p99Ms),
-    non2xx: sum((result) => result.non2xx),
-    socketErrors: sum((result) => result.socketErrors)
+export async function runLoad (spec: LoadSpec, options: { origin: string, connections: number, seconds: number, cpus: string | undefined, script: string }): Promise<LoadResult> {
+  const pin = (args: string[]): [string, string[]] => options.cpus === undefined ? [args[0]!, args.slice(1)] : ['taskset', ['-c', options.cpus, ...args]]
+  if (LOAD_TOOL === 'autocannon') {
+    const [command, args] = pin([process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify({ spec, ...options })])
+    return JSON.parse(await run(command, args)) as LoadResult
   }
+  writeFileSync(options.script, wrkScript(spec))
+  // wrk takes whole seconds: a shorter run is stopped on time.
+  const whole = Number.isInteger(options.seconds)
+  const threads = options.cpus?.split(',').length ?? 2
+  const [command, args] = pin([WRK, `-t${threads}`, `-c${options.connections}`, `-d${Math.ceil(options.seconds) + (whole ? 0 : 1)}s`, '--timeout=10s', '-s', options.script, `${options.origin}${spec.path}`])
+  const match = /^WRK (\d+) (\d+) (\d+) (\d+) (\d+)$/m.exec(await run(command, args, whole ? undefined : options.seconds * 1000))
+  if (match === null) throw new Error('wrk gave no result')
+  const [requests, durationUs, p50Us, p99Us, failed] = match.slice(1).map(Number) as [number, number, number, number, number]
+  return { requests, reqPerSec: requests / (durationUs / 1e6), p50Ms: p50Us / 1000, p99Ms: p99Us / 1000, failed }
 }
 
-/**
- * Puts the workload on the target for `seconds` and returns what was measured.
- * @example const result = await runLoad({ method: 'GET', path: '/v1/pets?limit=20', headers }, options)
- */
-export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  return options.tool.name === 'wrk' ? await runWrk(spec, options) : await runAutocannon(spec, options)
+// Started as the autocannon process: one job as JSON in argv, one LoadResult as JSON out.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as { spec: LoadSpec, origin: string, connections: number, seconds: number }
+  const pick = (): string => spec.paths?.[Math.floor(Math.random() * spec.paths.length)] ?? (spec.idMax === undefined ? spec.path : `${spec.path}${1 + Math.floor(Math.random() * spec.idMax)}`)
+  const { method, headers, body } = spec
+  const result = await autocannon({ url: origin, connections, duration: seconds, timeout: 10, method, headers, body, requests: [{ setupRequest: (request) => ({ ...request, path: pick() }) }] })
+  const requests = result.requests.total
+  const measured: LoadResult = { requests, reqPerSec: requests / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, failed: result.non2xx + result.errors }
+  process.stdout.write(JSON.stringify(measured))
 }

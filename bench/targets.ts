@@ -1,60 +1,31 @@
 /**
- * The servers under load, each a child process of its own, started fresh for
- * every run: the service (production build), the ceiling, the peers and json-server.
- * Optionally pinned to one core with taskset, so the load generator keeps the other.
+ * The servers under load, each a child process started once per bench: the service as users
+ * run it (`npm start`'s node arguments on dist/, filled by `petstore seed`), and the peers
+ * (bench/peers/, compiled to plain JavaScript). Reads their CPU time and peak RSS from /proc.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createHmac, randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { SETTINGS } from '../src/config.js'
-
-const READY_TIMEOUT_MS = 60_000
-// The highest RATE_LIMIT takes: every request is counted, and none of the bench's is refused.
-export const RATE_LIMIT_NEVER_REACHED = '1000000000'
-const STOP_TIMEOUT_MS = 15_000
+import Database from 'better-sqlite3'
+import pg from 'pg'
 
 export interface Target {
+  name: string
   origin: string
-  pid: number
-  /** Peak resident memory in bytes: VmHWM of the process plus that of each process it started (cluster workers). */
-  peakRss: () => number
-  /** CPU seconds used so far, by the process and each process it started. */
+  /** User and system CPU seconds of the process and its children so far. */
   cpuSeconds: () => number
-  /** SIGTERM, then SIGKILL if it has not exited within 15 s. */
+  /** Peak RSS in bytes since the last resetPeakRss(), summed over the process and its children. */
+  peakRss: () => number
+  resetPeakRss: () => void
   stop: () => Promise<void>
 }
 
-/** What differs from one kind of server to the next, once its port is known. */
-export interface ProcessSpec {
-  args: string[]
-  env: Record<string, string>
-  /** Variables of the bench's own environment it must not see. */
-  unset?: readonly string[]
-  cwd: string
-  /** A GET that answers 200 once it serves. */
-  readyPath: string
-}
+const live = new Set<ChildProcess>()
 
-/** Where a server runs and writes, whatever it is. */
-export interface Placement {
-  /** Cores for taskset (`0`), or undefined to let the kernel place it. */
-  cpus: string | undefined
-  /** Where its stdout and stderr go. */
-  logFile: string
-}
-
-/** True when taskset can pin processes here. */
-export function canPin (): boolean {
-  return spawnSync('taskset', ['-c', '0', 'true']).status === 0
-}
-
-/**
- * A TCP port nobody listens on right now.
- * @example const port = await freePort()
- */
-export async function freePort (): Promise<number> {
+async function freePort (): Promise<number> {
   const server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
@@ -62,300 +33,169 @@ export async function freePort (): Promise<number> {
   return port
 }
 
-/** `node ARGS`, through `taskset -c CPUS` when cores are given. */
-export function nodeCommand (args: string[], cpus: string | undefined): [string, string[]] {
-  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
-}
-
-function parentOf (pid: string): string | undefined {
-  try {
-    // Field 4 of /proc/PID/stat, after the parenthesised name (which may hold spaces).
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]
-  } catch {
-    return undefined
-  }
-}
-
-function highWaterMark (pid: string): number {
-  try {
-    const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-    return match === null ? 0 : Number(match[1]) * 1024
-  } catch {
-    return 0
-  }
-}
-
-// Linux reports CPU time in ticks of 1/100 s (USER_HZ) on every architecture Node runs on.
-const TICKS_PER_SECOND = 100
-
-function cpuTicks (pid: string): number {
-  try {
-    // utime and stime: fields 14 and 15 of /proc/PID/stat, threads included.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(fields[11]) + Number(fields[12])
-  } catch {
-    return 0
-  }
-}
-
-/** A process and its descendants (cluster workers). */
+/** A process and its descendants (the service's cluster workers), from /proc. */
 function processTree (pid: number): string[] {
+  const parents = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, statFields(name)[1]] as const)
   const pids = [String(pid)]
-  try {
-    const parents = new Map(readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, parentOf(name)]))
-    for (let i = 0; i < pids.length; i++) {
-      for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child)
-    }
-  } catch {
-    return [String(pid)]
-  }
+  for (let i = 0; i < pids.length; i++) for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child)
   return pids
 }
 
-/**
- * Peak RSS of a process and its descendants, summed (0 where /proc is absent).
- * @example peakRssOf(child.pid!) // 61_440_000
- */
-export function peakRssOf (pid: number): number {
-  return processTree(pid).reduce((sum, each) => sum + highWaterMark(each), 0)
-}
-
-/**
- * CPU time used so far by a process and its descendants, in seconds (0 where /proc is absent).
- * @example cpuSecondsOf(child.pid!) // 12.34
- */
-export function cpuSecondsOf (pid: number): number {
-  return processTree(pid).reduce((sum, each) => sum + cpuTicks(each), 0) / TICKS_PER_SECOND
-}
-
-function tailOf (file: string): string {
+/** The fields of /proc/PID/stat after the parenthesised name: state, ppid, … */
+function statFields (pid: string): string[] {
   try {
-    return readFileSync(file, 'utf8').split('\n').slice(-15).join('\n')
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
-    return ''
+    return []
   }
 }
 
-async function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
-  if (child.exitCode !== null || child.signalCode !== null) return true
-  return await Promise.race([
-    new Promise<boolean>((resolve) => child.once('exit', () => resolve(true))),
-    // Unreferenced: the timer must not keep the bench alive once the process has exited.
-    sleep(ms, false, { ref: false })
-  ])
+function read (path: string): string {
+  try { return readFileSync(path, 'utf8') } catch { return '' }
 }
 
-/** SIGTERM, and SIGKILL if it has not exited a while later. */
 async function stopChild (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
   child.kill('SIGTERM')
-  if (!(await waitForExit(child, STOP_TIMEOUT_MS))) {
-    child.kill('SIGKILL')
-    await waitForExit(child, STOP_TIMEOUT_MS)
-  }
+  if (await Promise.race([exited.then(() => true), sleep(15_000, false, { ref: false })])) return
+  child.kill('SIGKILL')
+  await exited
 }
 
-// Every process started and not exited yet, those still starting included.
-const live = new Set<ChildProcess>()
-
-/**
- * Stops every process the bench started that still runs, one still starting included:
- * an interrupted bench leaves no server behind.
- * @example process.once('SIGINT', () => { stopEveryProcess().finally(() => process.exit(130)) })
- */
+/** Stops every process the bench started that still runs (Ctrl-C, a failure). */
 export async function stopEveryProcess (): Promise<void> {
   await Promise.all([...live].map(stopChild))
 }
 
 /**
- * Starts a Node process on a free port and resolves once its `readyPath` answers 200.
- * @throws Error with the end of its log when it exits or is not ready within 60 s
- * @example await startProcess('the ceiling', { cpus: '0', logFile }, (port) => ({ args: [script], env: { PORT: String(port) }, cwd, readyPath: '/readyz' }))
+ * Starts `node ARGS` on a free port (given as PORT, or by `args(port)`), pinned to `cpus`,
+ * its output to `logFile`, and resolves once `GET readyPath` answers 200.
  */
-export async function startProcess (name: string, placement: Placement, specFor: (port: number) => ProcessSpec): Promise<Target> {
+export async function startProcess (name: string, options: { args: (port: number) => string[], env: Record<string, string>, cwd: string, cpus: string | undefined, logFile: string, readyPath: string }): Promise<Target> {
   const port = await freePort()
-  const spec = specFor(port)
-  const logFile = placement.logFile
-  // One log per target, begun anew at each start: a failure shows the run that failed.
-  const log = openSync(logFile, 'w')
-  const [command, args] = nodeCommand(spec.args, placement.cpus)
-  const env = { ...process.env }
-  for (const name of spec.unset ?? []) delete env[name]
-  const child = spawn(command, args, { cwd: spec.cwd, env: { ...env, ...spec.env }, stdio: ['ignore', log, log] })
+  const log = openSync(options.logFile, 'w')
+  const args = options.args(port)
+  const [command, commandArgs] = options.cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', options.cpus, process.execPath, ...args]]
+  // Only what it is told: no setting of the shell that runs the bench (DATABASE_URL, REDIS_URL, OTEL_*) leaks in.
+  const child = spawn(command, commandArgs, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env }, stdio: ['ignore', log, log] })
   closeSync(log)
   live.add(child)
   child.once('exit', () => live.delete(child))
-  let spawnError: Error | undefined
-  child.once('error', (err) => { spawnError = err })
   const origin = `http://127.0.0.1:${port}`
-  const stop = async (): Promise<void> => { await stopChild(child) }
-  const deadline = Date.now() + READY_TIMEOUT_MS
-  for (;;) {
-    if (spawnError !== undefined || child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`${name} exited at start (${spawnError?.message ?? child.exitCode ?? child.signalCode}); its log ${logFile} ends:\n${tailOf(logFile)}`)
+  const tree = (): string[] => processTree(child.pid!)
+  const target: Target = {
+    name,
+    origin,
+    cpuSeconds: () => tree().reduce((sum, pid) => { const fields = statFields(pid); return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0) }, 0) / 100,
+    peakRss: () => tree().reduce((sum, pid) => sum + Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0) * 1024, 0),
+    // Writing 5 to clear_refs resets VmHWM (proc(5)): each workload gets its own peak.
+    resetPeakRss: () => { for (const pid of tree()) try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch {} },
+    stop: async () => { await stopChild(child) }
+  }
+  for (const deadline = Date.now() + 60_000; ;) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await target.stop()
+      throw new Error(`${name} did not start; its log ${options.logFile} ends:\n${read(options.logFile).split('\n').slice(-15).join('\n')}`)
     }
-    try {
-      const response = await fetch(`${origin}${spec.readyPath}`, { signal: AbortSignal.timeout(2_000) })
-      await response.arrayBuffer()
-      if (response.status === 200) break
-    } catch {}
-    if (Date.now() > deadline) {
-      await stop()
-      throw new Error(`${name} was not ready within ${READY_TIMEOUT_MS / 1000} s; its log ${logFile} ends:\n${tailOf(logFile)}`)
-    }
+    const status = await fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2_000) }).then(async (response) => { await response.arrayBuffer(); return response.status }, () => 0)
+    if (status === 200) return target
     await sleep(50)
   }
-  return { origin, pid: child.pid!, peakRss: () => peakRssOf(child.pid!), cpuSeconds: () => cpuSecondsOf(child.pid!), stop }
 }
 
-export interface ServiceOptions extends Placement {
-  root: string
-  /** `sqlite:PATH` or `postgres://…` */
-  databaseUrl: string
-  apiKey: string
-  workers: number
-  /** Variables on top of the defaults (the OTEL_* of traces). */
-  env?: Record<string, string>
+/** `node dist/cli/main.js ARGS` of the tree at `root`, its stdout to a file if given; throws with its stderr when it fails. */
+export async function petstore (root: string, args: string[], stdout?: string): Promise<void> {
+  const out = stdout === undefined ? 'ignore' : openSync(stdout, 'w')
+  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), ...args], { cwd: root, stdio: ['ignore', out, 'pipe'] })
+  if (typeof out === 'number') closeSync(out)
+  let stderr = ''
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+  const code = await new Promise((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
+  if (code !== 0) throw new Error(`petstore ${args.join(' ')} failed: ${stderr}`)
 }
 
-/**
- * The node arguments of `npm start`, read from package.json: the service runs exactly as it ships.
- * @example startArguments(root) // ['--max-semi-space-size=4', 'dist/cli/main.js', 'serve']
- */
+/** The node arguments of `npm start` at `root`: the service runs as it ships. */
 export function startArguments (root: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
-  const [command, ...args] = scripts.start.split(/\s+/)
-  if (command !== 'node') throw new Error(`npm start runs ${command}, not node`)
-  return args
+  return scripts.start.split(/\s+/).slice(1)
 }
 
-/**
- * The service as it ships (`npm start`), logs on, the rate limit counting but too high to refuse.
- * @example const service = await startService({ root, databaseUrl: `sqlite:${path}`, apiKey, logFile, workers: 1, cpus: '0' })
- */
-export async function startService (options: ServiceOptions): Promise<Target> {
-  // The metrics listener on a free port: the default 9464 may be another instance's, or anything's on a shared machine.
+/** The service of the tree at `root` on `databaseUrl`, every feature on, the rate limit counting but never reached. */
+export async function startService (name: string, root: string, databaseUrl: string, apiKey: string, placement: { cpus: string | undefined, logFile: string }): Promise<Target> {
   const metricsPort = await freePort()
-  return await startProcess('the service', options, (port) => ({
-    args: startArguments(options.root),
-    env: {
-      DATABASE_URL: options.databaseUrl,
-      PETSTORE_API_KEYS: options.apiKey,
-      RATE_LIMIT: RATE_LIMIT_NEVER_REACHED,
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      WORKERS: String(options.workers),
-      ...options.env
-    },
-    // The defaults for every other setting, whatever the shell that runs the bench has set (REDIS_URL…, traces).
-    unset: [...SETTINGS.map((setting) => setting.env), ...Object.keys(process.env).filter((name) => name.startsWith('OTEL_'))],
-    cwd: options.root,
-    readyPath: '/readyz'
-  }))
+  return await startProcess(name, {
+    args: () => startArguments(root),
+    env: { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), WORKERS: '1' },
+    cwd: root,
+    readyPath: '/readyz',
+    ...placement
+  })
 }
 
-/** The compiled scripts of the ceiling and the peers (buildBenchScripts). */
-export interface BenchScripts {
-  ceiling: string
-  fastifyMemory: string
-  httpSqlite: string
-  httpPg: string
-}
-
-const SCRIPTS = ['ceiling', 'animals', 'peers/fastify-memory', 'peers/http-sqlite', 'peers/http-pg']
+export const PEER_SCRIPTS = ['fastify', 'bare', 'storage'] as const
 
 /**
- * Compiles bench/ceiling.ts, the peers (bench/peers/) and what they import of bench/ to plain
- * JavaScript under `dir`, so they run on bare node like the service's dist/, with no TypeScript
- * loader in their memory. `dir/src` links to the service's dist/ (the Fastify peer imports the
- * service's schemas as the service runs them) and `dir/node_modules` to the project's.
+ * Compiles bench/peers/*.ts to plain JavaScript in `dir` (beside a link to node_modules), so the
+ * peers run on bare node as the service runs from dist/, with no TypeScript loader in memory.
  */
-export async function buildBenchScripts (root: string, dir: string): Promise<BenchScripts> {
-  // Loaded here, not at the top: the compiler takes seconds to load and only this needs it.
+export async function compilePeers (root: string, dir: string): Promise<void> {
   const { default: ts } = await import('typescript')
-  mkdirSync(join(dir, 'bench/peers'), { recursive: true })
+  mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n')
-  symlinkSync(join(root, 'dist'), join(dir, 'src'))
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
-  for (const file of SCRIPTS) {
-    const source = readFileSync(join(root, 'bench', `${file}.ts`), 'utf8')
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 }
-    })
-    writeFileSync(join(dir, 'bench', `${file}.js`), outputText)
+  for (const file of PEER_SCRIPTS) {
+    const source = readFileSync(join(root, 'bench/peers', `${file}.ts`), 'utf8')
+    writeFileSync(join(dir, `${file}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
   }
-  const script = (file: string): string => join(dir, 'bench', `${file}.js`)
-  return { ceiling: script('ceiling'), fastifyMemory: script('peers/fastify-memory'), httpSqlite: script('peers/http-sqlite'), httpPg: script('peers/http-pg') }
-}
-
-export interface ScriptOptions extends Placement {
-  /** A script of buildBenchScripts. */
-  script: string
-  animals: number
-  /** What else it reads from its environment. */
-  env?: Record<string, string>
-}
-
-/** A compiled bench script (the ceiling, a peer) on a free port: PORT and BENCH_ANIMALS, and its own variables. */
-export async function startScript (name: string, options: ScriptOptions): Promise<Target> {
-  return await startProcess(name, options, (port) => ({
-    args: [options.script],
-    env: { PORT: String(port), BENCH_ANIMALS: String(options.animals), ...options.env },
-    cwd: join(options.script, '..'),
-    readyPath: '/readyz'
-  }))
-}
-
-export interface CeilingOptions extends Placement {
-  script: string
-  animals: number
-  apiKey: string
-}
-
-/** The ceiling (bench/ceiling.ts, compiled by buildBenchScripts) on a free port. */
-export async function startCeiling (options: CeilingOptions): Promise<Target> {
-  return await startScript('the ceiling', { ...options, env: { BENCH_KEY: options.apiKey } })
-}
-
-export interface FeatureCostsOptions extends Placement {
-  root: string
-  apiKey: string
-  animals: number
-  /** A migrated SQLite file of the same animals. */
-  databasePath: string
-  /** The steps' features, FEATURE_STEPS' names. */
-  features: readonly string[]
 }
 
 /**
- * The feature-costs server (bench/feature-costs.ts) with the node flags of `npm start`,
- * from the TypeScript sources: it is built of the service's own modules.
+ * A schema of its own on the PostgreSQL server at `adminUrl`, and the URL that puts it first in
+ * search_path; `drop()` removes it with everything in it.
  */
-export async function startFeatureCosts (options: FeatureCostsOptions): Promise<Target> {
-  const flags = startArguments(options.root).filter((arg) => arg.startsWith('--'))
-  return await startProcess('the feature-costs server', options, (port) => ({
-    args: [...flags, '--import', 'tsx', join(options.root, 'bench/feature-costs.ts')],
-    env: { PORT: String(port), BENCH_KEY: options.apiKey, BENCH_ANIMALS: String(options.animals), BENCH_DB: options.databasePath, FEATURES: options.features.join(',') },
-    cwd: options.root,
-    readyPath: '/readyz'
-  }))
+export async function createSchema (adminUrl: string): Promise<{ url: string, analyze: () => Promise<void>, drop: () => Promise<void> }> {
+  const schema = `bench_${randomBytes(6).toString('hex')}`
+  const sql = async (text: string): Promise<pg.QueryResult> => {
+    const client = new pg.Client({ connectionString: adminUrl })
+    await client.connect()
+    try { return await client.query(text) } finally { await client.end() }
+  }
+  await sql(`CREATE SCHEMA ${schema}`)
+  const url = new URL(adminUrl)
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return {
+    url: url.href,
+    analyze: async () => {
+      const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
+      for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
+    },
+    drop: async () => { await sql(`DROP SCHEMA ${schema} CASCADE`) }
+  }
 }
 
-export interface JsonServerOptions extends Placement {
-  root: string
-  /** Its db.json: `{"pets":[…]}`; json-server writes every create back to it. */
-  dbFile: string
-}
-
-/** json-server 0.17 with its own CLI, quiet (no request log) so it runs at its best. */
-export async function startJsonServer (options: JsonServerOptions): Promise<Target> {
-  return await startProcess('json-server', options, (port) => ({
-    args: [join(options.root, 'node_modules/json-server/lib/cli/bin.js'), options.dbFile, '--port', String(port), '--host', '127.0.0.1', '--quiet'],
-    env: {},
-    cwd: join(options.dbFile, '..'),
-    readyPath: '/pets?_limit=1'
-  }))
+/**
+ * `count` cursors of pages at random positions in the deeper half of animals 1..`animals`,
+ * signed as the service signs them (HMAC-SHA256 of `id:`, 16 bytes, base64url) with the secret
+ * it keeps in its database; a cursor the service refused would show as failed requests.
+ */
+export async function deepCursors (databaseUrl: string, animals: number, count: number): Promise<string[]> {
+  let secret: Buffer
+  if (databaseUrl.startsWith('sqlite:')) {
+    const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true })
+    secret = (db.prepare("SELECT value FROM secrets WHERE name = 'cursor'").get() as { value: Buffer }).value
+    db.close()
+  } else {
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    secret = (await client.query("SELECT value FROM secrets WHERE name = 'cursor'")).rows[0].value as Buffer
+    await client.end()
+  }
+  const half = Math.floor(animals / 2)
+  return Array.from({ length: count }, (_, i) => {
+    // Evenly spread over the deeper half, up to 100 from the end so each page is full.
+    const payload = Buffer.from(`${half + Math.floor((i + 0.5) * Math.max(1, animals - half - 100) / count)}:`)
+    return `${payload.toString('base64url')}.${createHmac('sha256', secret).update(payload).digest().subarray(0, 16).toString('base64url')}`
+  })
 }

@@ -26,7 +26,7 @@ export interface DeprecationOptions {
  * The headers of a deprecated operation's answers, for the API's base address (`https://host/v1`).
  * @example deprecationHeaderValues(GETPET_DEPRECATED_AT, sunset.toUTCString(), 'http://localhost:8080/v1')
  */
-export function deprecationHeaderValues (deprecatedAt: Date, sunset: string, base: string): Record<string, string> {
+function deprecationHeaderValues (deprecatedAt: Date, sunset: string, base: string): Record<string, string> {
   return {
     deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
     sunset,

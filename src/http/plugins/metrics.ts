@@ -99,10 +99,8 @@ export class Metrics {
     for (const [key, seconds] of expiries) this.apiKeyExpiry.labels(key).set(seconds)
   }
 
-  /** Without a store (the bench's feature costs), no store gauge is registered. */
-  constructor (store?: StoreReadings) {
+  constructor (store: StoreReadings) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
-    if (store === undefined) return
     // A store that cannot answer keeps the gauge's last value: the scrape itself must not fail.
     this.registry.registerMetric(new Gauge({
       name: 'petstore_store_pool_waiting_clients',
@@ -126,7 +124,7 @@ export class Metrics {
 }
 
 /** Children of a metric by label values, each made once: prom-client hashes the label object on every un-childed call. */
-export function childCache<T> (): (key: string, make: () => T) => T {
+function childCache<T> (): (key: string, make: () => T) => T {
   const children = new Map<string, T>()
   return (key, make) => {
     let child = children.get(key)

@@ -16,7 +16,7 @@ export const RATE_LIMIT_WINDOW_MS = 60_000
  * The draft's two headers for a key's count in its window, and the seconds until it resets.
  * @example rateLimitHeaders(6000, { count: 1, resetInMs: 60_000 }).headers.ratelimit // '"default";r=5999;t=60'
  */
-export function rateLimitHeaders (limit: number, window: CountWindow): { headers: Record<string, string>, reset: number } {
+function rateLimitHeaders (limit: number, window: CountWindow): { headers: Record<string, string>, reset: number } {
   const reset = Math.max(1, Math.ceil(window.resetInMs / 1000))
   return {
     headers: {

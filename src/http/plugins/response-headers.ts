@@ -8,7 +8,7 @@ import { requiresKey } from './auth.js'
  */
 const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
 /** The headers of every answer to a request that needs a key. */
-export const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
+const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
 
 /**
  * While the process drains, each response also closes its connection, so that clients

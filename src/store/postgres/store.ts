@@ -49,8 +49,8 @@ async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord, 
   return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
 }
 
-/** Connections in the pool of a process unless told otherwise (the bench's pg peer uses it too). */
-export const POOL_SIZE_DEFAULT = 10
+/** Connections in the pool of a process unless told otherwise. */
+const POOL_SIZE_DEFAULT = 10
 
 export interface PostgresOptions {
   /** Pool size per process (POOL_SIZE_DEFAULT). */
