@@ -3,11 +3,12 @@
  * SQLite file, or a fresh PostgreSQL database when TEST_DATABASE_URL is set,
  * reached directly or through PgBouncer (TEST_PGBOUNCER_URL).
  */
+import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { after, before } from 'node:test'
+import { after, before, it } from 'node:test'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import type { RequestTimeouts } from '../src/config.js'
@@ -50,6 +51,16 @@ export function backends (...only: Array<Backend['name']>): Backend[] {
     if (process.env.TEST_PGBOUNCER_URL !== undefined) all.push({ name: 'pgbouncer', skip: false })
   }
   return all.filter((backend) => only.length === 0 || only.includes(backend.name))
+}
+
+/**
+ * For a file that skips for want of something on this machine: prints its one skip line; or,
+ * under CI=true, where .ci/run provides everything, a test that fails with that line instead.
+ * @example if (skip !== false) skippedFile(`PostgreSQL stop test skipped: ${skip}`)
+ */
+export function skippedFile (line: string): void {
+  if (process.env.CI === 'true') it('has all it needs in CI', () => assert.fail(`CI=true, yet ${line}`))
+  else console.log(line)
 }
 
 export interface TestDatabase {

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readdirSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { AUTH, createTestDatabase, errorBody, post, startTestServer, type TestDatabase, type TestServer, skippedFile } from '../helper.js'
 
 const PG_CTLCLUSTER = '/usr/bin/pg_ctlcluster'
 // Every wait on the database gives up after this, as in test/store/postgres-outage.test.ts.
@@ -12,7 +12,7 @@ const TIMEOUT_MS = 800
 const skip = process.env.TEST_DATABASE_URL === undefined
   ? 'TEST_DATABASE_URL is not set'
   : !existsSync(PG_CTLCLUSTER) || !existsSync('/etc/postgresql') ? 'pg_ctlcluster is not installed' : false
-if (skip !== false) console.log(`PostgreSQL stop test skipped: ${skip}`)
+if (skip !== false) skippedFile(`PostgreSQL stop test skipped: ${skip}`)
 
 /** `pg_ctlcluster VERSION main stop|start`, on the local cluster TEST_DATABASE_URL names. */
 function cluster (action: 'stop' | 'start'): void {
