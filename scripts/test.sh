@@ -28,9 +28,10 @@ FIRST=(
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
 mapfile -t TOGETHER < <(printf '%s\n' "${FIRST[@]}" "${ALL[@]}" | awk '!seen[$0]++' | grep -vxF -f <(printf '%s\n' "${ALONE[@]}") | while read -r file; do [ -f "$file" ] && echo "$file"; done)
 
-node --import tsx --test --test-concurrency="$CONCURRENCY" "${TOGETHER[@]}"
+# --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/cli.ts).
+node --import tsx --test --test-force-exit --test-concurrency="$CONCURRENCY" "${TOGETHER[@]}"
 together=$?
-node --import tsx --test --test-concurrency=1 "${ALONE[@]}"
+node --import tsx --test --test-force-exit --test-concurrency=1 "${ALONE[@]}"
 alone=$?
 [ "$together" -ne 0 ] && exit "$together"
 exit "$alone"

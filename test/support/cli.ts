@@ -49,6 +49,10 @@ function childEnv (env: Record<string, string> = {}): Record<string, string> {
 
 export type CliChild = ChildProcess & { output: { stdout: string, stderr: string } }
 
+/** Every child still running: a test that failed before stopping its own leaves none behind when its file ends. */
+const running = new Set<ChildProcess>()
+process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
+
 /**
  * Spawns `petstore ARGS…` and returns at once; stdout and stderr are collected as text.
  * `stdin: 'pipe'` leaves its stdin open for the test to write.
@@ -64,6 +68,8 @@ export function spawnCli (args: string[], options: CliOptions & { stdin?: 'ignor
     env: childEnv(options.env),
     stdio: [options.stdin ?? 'ignore', options.stdout ?? 'pipe', 'pipe']
   }) as CliChild
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   child.output = { stdout: '', stderr: '' }
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { child.output.stdout += chunk })
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { child.output.stderr += chunk })
@@ -261,7 +267,7 @@ export async function freePorts (count: number): Promise<number[]> {
 }
 
 /** Polls until `url` answers 200, or fails after `timeoutMs` (or as soon as `child` exits). */
-export async function waitUntilUp (url: string, timeoutMs = 20_000, child?: ChildProcess): Promise<void> {
+export async function waitUntilUp (url: string, timeoutMs = 30_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (child !== undefined && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`the service exited at start (${child.exitCode ?? child.signalCode})`)
