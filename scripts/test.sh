@@ -4,7 +4,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# 3 files at once: on 2 shared cores the suite took 13 min 48 s, against 27 min 28 s one at a time.
+# 3 files at once: on 2 shared cores the suite took 13 min 48 s, against 27 min 28 s one at a time;
+# at 4, under the same load, a serve took over 20 s to start.
 CONCURRENCY="${TEST_CONCURRENCY:-3}"
 
 # Each runs alone, for the reason beside it.
