@@ -3,11 +3,12 @@
  * SQLite file, or a fresh PostgreSQL database when TEST_DATABASE_URL is set,
  * reached directly or through PgBouncer (TEST_PGBOUNCER_URL).
  */
+import assert from 'node:assert/strict'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
-import { after, before } from 'node:test'
+import { after, before, it } from 'node:test'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import type { RequestTimeouts } from '../src/schemas/limits.js'
@@ -17,8 +18,9 @@ import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
 import { createDatabase } from './postgres-database.js'
+import { TEST_KEY } from './support/cli.js'
 
-export const TEST_KEY = 'test-key-0123456789abcdef'
+export { TEST_KEY }
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
 
@@ -29,9 +31,9 @@ export interface Backend {
   skip: string | false
 }
 
-/** Printed once per run, by test/postgres-notice.test.ts, when PostgreSQL is left out. */
+/** Printed once per run, by test/legs.test.ts, when PostgreSQL is left out. */
 export const POSTGRES_SKIPPED = 'PostgreSQL tests skipped: TEST_DATABASE_URL is not set'
-/** Printed once per run, by test/postgres-notice.test.ts, when PostgreSQL runs but not through PgBouncer. */
+/** Printed once per run, by test/legs.test.ts, when PostgreSQL runs but not through PgBouncer. */
 export const PGBOUNCER_SKIPPED = 'PostgreSQL tests through PgBouncer skipped: TEST_PGBOUNCER_URL is not set'
 
 /**
@@ -49,6 +51,16 @@ export function backends (...only: Array<Backend['name']>): Backend[] {
     if (process.env.TEST_PGBOUNCER_URL !== undefined) all.push({ name: 'pgbouncer', skip: false })
   }
   return all.filter((backend) => only.length === 0 || only.includes(backend.name))
+}
+
+/**
+ * For a file that skips for want of something on this machine: prints its one skip line; or,
+ * under CI=true, where .ci/run provides everything, a test that fails with that line instead.
+ * @example if (skip !== false) skippedFile(`PostgreSQL stop test skipped: ${skip}`)
+ */
+export function skippedFile (line: string): void {
+  if (process.env.CI === 'true') it('has all it needs in CI', () => assert.fail(`CI=true, yet ${line}`))
+  else console.log(line)
 }
 
 export interface TestDatabase {
@@ -72,8 +84,8 @@ export async function createTestDatabase (backend: Backend['name']): Promise<Tes
   return await createDatabase(serverUrl, 'test', via)
 }
 
-/** The store of a test database, its tables made. */
-export async function openMigratedStore (database: TestDatabase, postgres?: PostgresOptions): Promise<Store> {
+/** The store of a test database, its tables made (src/open-database.ts's openMigratedStore takes settings instead). */
+export async function openTestStore (database: TestDatabase, postgres?: PostgresOptions): Promise<Store> {
   const store = await openStore(database.url, postgres)
   await store.migrate()
   return store
@@ -88,7 +100,7 @@ export function useTestStore (backend: Backend['name']): { readonly store: Store
   let opened: { store: Store, database: TestDatabase } | undefined
   before(async () => {
     const database = await createTestDatabase(backend)
-    opened = { database, store: await openMigratedStore(database) }
+    opened = { database, store: await openTestStore(database) }
   })
   after(async () => {
     await opened?.store.close()
@@ -148,7 +160,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
       done()
     }
   })
-  const store = await openMigratedStore(database, options.postgres)
+  const store = await openTestStore(database, options.postgres)
   const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
   const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, app.metrics.registry)

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { post, startTestServer, type TestServer } from '../helper.js'
 import { fillDisk, mountSmallDisk } from '../support/small-disk.js'
-import { runCli, runCliOnTerminal } from './run-cli.js'
+import { runCli, runCliOnTerminal } from '../support/cli.js'
 
 /** The copy's animal ids, integrity and schema version, read with SQLite itself. */
 function readCopy (file: string): { ids: Set<number>, integrity: string, version: number } {

@@ -8,9 +8,9 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
 import { parsePetLine } from '../../src/cli/pet-lines.js'
-import { TEST_KEY, backends, createTestDatabase, openMigratedStore, startTestServer, type TestDatabase } from '../helper.js'
+import { TEST_KEY, backends, createTestDatabase, openTestStore, startTestServer, type TestDatabase } from '../helper.js'
 import { lockOnceLoading } from './lock-database.js'
-import { runCli, runCliInBash, runCliIntoClosedPipe, runCliOnTerminal } from './run-cli.js'
+import { runCli, runCliInBash, runCliIntoClosedPipe, runCliOnTerminal } from '../support/cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const
 const NAMES = ['Rex', 'Zoë 🐕‍🦺', 'Ἀχιλλεύς', 'ليلى', '名前 with "quotes" and \\ back\\slash', 'é (combining)', 'tab\u00a0nbsp', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢']
@@ -145,7 +145,7 @@ describe('petstore import from a pipe', () => {
     const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
     await writing
     closeSync(reader)
-    assert.deepEqual(result, { code: 0, stdout: '', stderr: '' })
+    assert.deepEqual(result, { code: 0, signal: null, stdout: '', stderr: '' })
     assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(25))
   })
 
@@ -176,19 +176,19 @@ describe('petstore import from a pipe', () => {
       ['substituted', `petstore import <(cat '${file}') --database-url 'sqlite:${join(dir, 'substituted.db')}'`],
       ['stdin', `cat '${file}' | petstore import /dev/stdin --database-url 'sqlite:${join(dir, 'stdin.db')}'`]
     ]) {
-      assert.deepEqual(await runCliInBash(commandLine!), { code: 0, stdout: '', stderr: '' }, name)
+      assert.deepEqual(await runCliInBash(commandLine!), { code: 0, signal: null, stdout: '', stderr: '' }, name)
       assert.equal((await runCli(['export', '--database-url', `sqlite:${join(dir, `${name}.db`)}`])).stdout, animalLines(5), name)
     }
   })
 
   it('reads a character device (/dev/null: no animal)', async () => {
     const result = await runCli(['import', '/dev/null', '--database-url', `sqlite:${join(dir, 'null.db')}`])
-    assert.deepEqual(result, { code: 0, stdout: '', stderr: '' })
+    assert.deepEqual(result, { code: 0, signal: null, stdout: '', stderr: '' })
   })
 
   it('refuses a directory in one line, exit code 1', async () => {
     const result = await runCli(['import', dir, '--database-url', `sqlite:${join(dir, 'directory.db')}`])
-    assert.deepEqual(result, { code: 1, stdout: '', stderr: `petstore: ${dir}: is a directory, not a file\n` })
+    assert.deepEqual(result, { code: 1, signal: null, stdout: '', stderr: `petstore: ${dir}: is a directory, not a file\n` })
   })
 })
 
@@ -221,7 +221,7 @@ describe('petstore export when the output cannot be written', () => {
   let database: TestDatabase
   before(async () => {
     database = await createTestDatabase('sqlite')
-    const store = await openMigratedStore(database)
+    const store = await openTestStore(database)
     await store.importPets(animalLines(10).trim().split('\n').map(parsePetLine))
     await store.close()
   })

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
-import { runCli } from './run-cli.js'
+import { runCli } from '../support/cli.js'
 
 const CHUNK_BYTES = 1 << 20
 

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
-import { spawnCli } from '../support/cli.js'
-import { ROOT, runCli, startCliOnTerminal, type TerminalCli } from './run-cli.js'
+import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
+import { runCli, spawnCli, startCliOnTerminal, type TerminalCli } from '../support/cli.js'
 
 const HIDE_CURSOR = '\x1b[?25l'
 const SHOW_CURSOR = '\x1b[?25h'
@@ -23,7 +21,7 @@ async function exportedIds (url: string): Promise<number[]> {
 
 /** Waits until the database holds an animal: a batch was committed. */
 async function waitForCommitted (database: TestDatabase): Promise<void> {
-  const store = await openMigratedStore(database)
+  const store = await openTestStore(database)
   try {
     while ((await store.listPets({ limit: 1 })).length === 0) await sleep(20)
   } finally {
@@ -122,17 +120,15 @@ for (const backend of backends()) {
 
     it('a second signal ends it at once, without waiting: here an import waiting for more input', async () => {
       const database = await fresh()
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'import', '-', '--batch-size', '2', '--database-url', database.url], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] })
-      let stderr = ''
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
+      const child = spawnCli(['import', '-', '--batch-size', '2', '--database-url', database.url], { stdin: 'pipe' })
       const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
-      child.stdin.write([1, 2, 3].map((id) => `{"id":${id},"name":"Rex","categoryId":3,"status":"sold"}\n`).join(''))
+      child.stdin!.write([1, 2, 3].map((id) => `{"id":${id},"name":"Rex","categoryId":3,"status":"sold"}\n`).join(''))
       await waitForCommitted(database)
       child.kill('SIGINT') // asks it to stop before its next batch, which waits for a line that never comes
       await sleep(300)
       child.kill('SIGINT')
-      assert.equal(await exited, 130, stderr)
-      assert.equal(stderr, 'petstore: stopped by SIGINT twice, without waiting for the batch in flight; the 2 animals committed before it stay in the database\n')
+      assert.equal(await exited, 130, child.output.stderr)
+      assert.equal(child.output.stderr, 'petstore: stopped by SIGINT twice, without waiting for the batch in flight; the 2 animals committed before it stay in the database\n')
       assert.deepEqual(await exportedIds(database.url), [1, 2])
     })
   })

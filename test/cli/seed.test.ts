@@ -7,7 +7,7 @@ import { PetstoreClient } from '@petstore/client'
 import { compileSchema } from '../../src/schemas/components.js'
 import { Pet } from '../../src/schemas/pets.js'
 import { TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../helper.js'
-import { runCli, runCliOnTerminal } from './run-cli.js'
+import { runCli, runCliOnTerminal } from '../support/cli.js'
 
 const checkPet = compileSchema(Pet)
 

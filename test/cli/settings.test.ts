@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { runCli } from './run-cli.js'
+import { runCli } from '../support/cli.js'
 
 /** A bad value for every setting that only `serve` reads. */
 const BAD_SERVER_SETTINGS: Record<string, [value: string, line: string]> = {

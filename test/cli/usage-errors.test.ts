@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { runCli } from './run-cli.js'
+import { runCli } from '../support/cli.js'
 
 // Each is refused while the command line is parsed, before any database is opened.
 describe('petstore: a command line it cannot parse', () => {
@@ -16,13 +16,13 @@ describe('petstore: a command line it cannot parse', () => {
   ] as const) {
     it(`refuses ${what}: one petstore: line, exit code 1`, async () => {
       const result = await runCli([...args])
-      assert.deepEqual(result, { code: 1, stdout: '', stderr: `petstore: ${line}\n` })
+      assert.deepEqual(result, { code: 1, signal: null, stdout: '', stderr: `petstore: ${line}\n` })
     })
   }
 
   it('still prints --help and --version to stdout, exit code 0', async () => {
     const version = await runCli(['--version'])
-    assert.deepEqual(version, { code: 0, stdout: '1.0.0\n', stderr: '' })
+    assert.deepEqual(version, { code: 0, signal: null, stdout: '1.0.0\n', stderr: '' })
     const help = await runCli(['keys', 'create', '--help'])
     assert.equal(help.code, 0)
     assert.equal(help.stderr, '')

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
 import { openRaw } from './raw-http.js'
-import { startServerProcess, type ServerProcess } from './server-process.js'
+import { startServerProcess, type ServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
 interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }

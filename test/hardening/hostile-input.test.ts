@@ -4,7 +4,7 @@ import { buildApp, type App } from '../../src/app.js'
 import { parseConfig } from '../../src/config.js'
 import { createLogger } from '../../src/logger.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_KEY, backends, createTestDatabase, errorBody, get, openMigratedStore, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { TEST_KEY, backends, createTestDatabase, errorBody, get, openTestStore, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
 import { openRaw, rawRequest, type RawResponse } from './raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`
@@ -247,7 +247,7 @@ for (const backend of backends()) {
     let origin: string
     before(async () => {
       database = await createTestDatabase(backend.name)
-      store = await openMigratedStore(database)
+      store = await openTestStore(database)
       const config = parseConfig({ PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' })
       app = await buildApp({ config, store, logger: createLogger('silent'), timeouts: { headersMs: 1_000, requestMs: 2_000 } })
       origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { TEST_KEY, post, startTestServer, type TestServer } from '../helper.js'
-import { ROOT } from '../cli/run-cli.js'
+import { ROOT } from '../support/cli.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): docs page tests skipped`

@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { TEST_KEY, startTestServer, type TestServer } from '../helper.js'
-import { ROOT } from '../cli/run-cli.js'
+import { ROOT } from '../support/cli.js'
 import { typeErrors } from '../support/type-errors.js'
 
 const run = promisify(execFile)

@@ -5,8 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { AUTH, JSON_AUTH, createTestDatabase, type TestDatabase } from '../helper.js'
-import { runCli } from '../cli/run-cli.js'
-import { startServerProcess } from '../hardening/server-process.js'
+import { runCli, startServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { issueApiKey } from '../../src/domain/api-keys.js'
-import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
+import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
 import { freePorts, startCli, type CliProcess } from '../support/cli.js'
 
 const CREATES = 40
@@ -58,7 +58,7 @@ describe('the metrics listener with WORKERS=2', () => {
   let served: AccessLine[]
   before(async () => {
     database = await createTestDatabase('sqlite')
-    const store = await openMigratedStore(database)
+    const store = await openTestStore(database)
     await issueApiKey(store, { name: 'expiring', lifetime: { expiresAt: EXPIRES_AT } })
     await store.close()
     const [port, metricsPort] = await freePorts(2)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { INT64_MAX, toInt64 } from '../../src/schemas/kinds.js'
 import { NoIdLeft } from '../../src/store/store-errors.js'
-import { backends, createTestDatabase, openMigratedStore, useTestStore } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, useTestStore } from '../helper.js'
 
 const NO_ID_LEFT = new NoIdLeft('no id is left for a new animal: 9223372036854775807, the highest, is taken')
 const newPet = (name: string) => ({ name, categoryId: 1, status: 'available' as const })
@@ -25,7 +25,7 @@ for (const backend of backends()) {
 
     it('refuses a whole seed batch when fewer ids are left than it needs, and leaves those ids to a smaller one', async () => {
       const other = await createTestDatabase(backend.name)
-      const fresh = await openMigratedStore(other)
+      const fresh = await openTestStore(other)
       try {
         await fresh.importPets([{ id: toInt64(INT64_MAX - 2n), ...newPet('high') }])
         await assert.rejects(fresh.insertPets([newPet('a'), newPet('b'), newPet('c')]), (err) => { assert.deepEqual(err, NO_ID_LEFT); return true })

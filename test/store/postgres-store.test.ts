@@ -4,7 +4,7 @@ import pg from 'pg'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import { issueFirstApiKey } from '../../src/domain/first-api-key.js'
-import { backends, createTestDatabase, openMigratedStore, useTestStore } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, useTestStore } from '../helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 
@@ -68,7 +68,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
     it('reports a database in read-only mode (a standby during failover) as unavailable, and reads still work', async () => {
       const database = await createTestDatabase(postgres.name)
       try {
-        const writable = await openMigratedStore({ ...database, url: database.directUrl })
+        const writable = await openTestStore({ ...database, url: database.directUrl })
         await writable.createPet(newPet)
         await writable.close()
         const admin = new pg.Client({ connectionString: database.directUrl })
@@ -95,7 +95,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
 
     it('leaves nothing behind when a write times out: the server cancels it before the client gives up', async () => {
       const database = await createTestDatabase(postgres.name)
-      const store = await openMigratedStore(database, { timeoutMs: 500 })
+      const store = await openTestStore(database, { timeoutMs: 500 })
       const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
       const count = async (): Promise<number> => Number((await sql<{ n: string }>(locker, "SELECT count(*) AS n FROM pets WHERE name = 'timed out'"))[0]!.n)
@@ -119,7 +119,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
 
     it('fails the first start when its key cannot be stored, rather than serving with no key', async () => {
       const database = await createTestDatabase(postgres.name)
-      const store = await openMigratedStore(database, { timeoutMs: 500 })
+      const store = await openTestStore(database, { timeoutMs: 500 })
       const locker = new pg.Client({ connectionString: database.url })
       await locker.connect()
       try {

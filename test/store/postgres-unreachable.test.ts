@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
+import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
 // Every wait on the database gives up after this, as in test/store/postgres-outage.test.ts.
 const TIMEOUT_MS = 800
 
 const skip = process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false
-if (skip !== false) console.log(`PostgreSQL outage under load skipped: ${skip}`)
+if (skip !== false) skippedFile(`PostgreSQL outage under load skipped: ${skip}`)
 
 // The database goes away for both instances at once: a proxy of the test's own is cut, never the
 // shared server stopped (every other file's postgres leg and PgBouncer use it).

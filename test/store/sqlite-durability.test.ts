@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { createTestDatabase, openMigratedStore, type TestDatabase } from '../helper.js'
+import { createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
 import { configureConnection } from '../../src/store/sqlite/connection.js'
 import type { Store } from '../../src/store/store.js'
 
@@ -12,7 +12,7 @@ describe('SQLite store', () => {
   before(async () => {
     database = await createTestDatabase('sqlite')
     path = database.url.slice('sqlite:'.length)
-    store = await openMigratedStore(database)
+    store = await openTestStore(database)
   })
   after(async () => {
     await store.close()

@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, errorBody, post, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, errorBody, post, startTestServer, type TestServer, skippedFile } from '../helper.js'
 
 /** A 2 MiB tmpfs at a new directory, or why it cannot be mounted (not root, no privilege). */
 function mountSmallDisk (): { dir: string } | { refused: string } {
@@ -32,7 +32,7 @@ function fillDisk (path: string): void {
 }
 
 const disk = mountSmallDisk()
-if ('refused' in disk) console.log(`SQLite full-disk test skipped: cannot mount a tmpfs (${disk.refused})`)
+if ('refused' in disk) skippedFile(`SQLite full-disk test skipped: cannot mount a tmpfs (${disk.refused})`)
 
 describe('sqlite: creates on a full disk', { skip: 'refused' in disk }, () => {
   const dir = 'dir' in disk ? disk.dir : ''

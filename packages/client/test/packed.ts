@@ -3,9 +3,10 @@
  * into a temporary directory, for tests that install or serve the tarball.
  */
 import { execFile } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 
@@ -27,7 +28,34 @@ export interface Packed {
 /** @example const { dir, tarball } = await packClient() */
 export async function packClient (): Promise<Packed> {
   const dir = mkdtempSync(join(tmpdir(), 'petstore-client-'))
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir, ...QUIET], { cwd: PACKAGE_DIR })
+  const { stdout } = await oneAtATime(async () => await run('npm', ['pack', '--json', '--pack-destination', dir, ...QUIET], { cwd: PACKAGE_DIR }))
   const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as Array<{ filename: string, files: Array<{ path: string }> }>
   return { dir, tarball: join(dir, packed!.filename), files: packed!.files.map((file) => file.path) }
+}
+
+// The build npm pack runs writes the package's dist/: two test files packing at once would write it together.
+const LOCK = join(PACKAGE_DIR, 'test-output', 'pack.lock')
+/** A lock left by a killed run is taken over after this long (a pack takes a few seconds). */
+const STALE_MS = 120_000
+
+/** Runs `work` while holding LOCK, a directory: mkdir either makes it or fails, atomically. */
+async function oneAtATime<T> (work: () => Promise<T>): Promise<T> {
+  mkdirSync(join(LOCK, '..'), { recursive: true })
+  for (;;) {
+    try {
+      mkdirSync(LOCK)
+      break
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+      try {
+        if (Date.now() - statSync(LOCK).mtimeMs > STALE_MS) rmSync(LOCK, { recursive: true, force: true })
+      } catch {}
+      await sleep(100)
+    }
+  }
+  try {
+    return await work()
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true })
+  }
 }
