@@ -116,12 +116,17 @@ export async function issueApiKey (store: Store, { name, scopes = API_KEY_SCOPES
  * Issues the name's next key (same scopes and rate limit); the key it replaces keeps working
  * for `graceSeconds`, and a key still retiring from an earlier rotation ends now. A lifetime
  * in seconds restarts from now; a fixed expiry is kept.
- * @throws NoApiKeyToRotate when the name has no current key that is not revoked
+ * @throws NoApiKeyToRotate when the name has no current key that is not revoked, or its fixed expiry has passed
  * @example const key = await rotateApiKey(store, 'ci', 24 * 3600)
  */
 export async function rotateApiKey (store: Store, name: string, graceSeconds: number): Promise<string> {
   const key = generateApiKey()
   const at = new Date()
+  const current = (await store.listApiKeys()).find((record) => record.name === name && record.retiresAt === null && record.revokedAt === null)
+  // A fixed expiry is kept by a rotation: past it, the new key would be born expired.
+  if (current?.lifetimeSeconds === null && current.expiresAt !== null && Date.parse(current.expiresAt) <= at.getTime()) {
+    throw new NoApiKeyToRotate(`the key named ${name} expired at ${current.expiresAt}, an expiry a rotation keeps; create a key under a new name`)
+  }
   const record = await store.rotateApiKey(name, {
     keyHash: hashApiKey(key),
     at,
