@@ -116,12 +116,17 @@ export async function issueApiKey (store: Store, { name, scopes = API_KEY_SCOPES
  * Issues the name's next key (same scopes and rate limit); the key it replaces keeps working
  * for `graceSeconds`, and a key still retiring from an earlier rotation ends now. A lifetime
  * in seconds restarts from now; a fixed expiry is kept.
- * @throws NoApiKeyToRotate when the name has no current key that is not revoked
+ * @throws NoApiKeyToRotate when the name has no current key that is not revoked, or its fixed expiry has passed
  * @example const key = await rotateApiKey(store, 'ci', 24 * 3600)
  */
 export async function rotateApiKey (store: Store, name: string, graceSeconds: number): Promise<string> {
   const key = generateApiKey()
   const at = new Date()
+  const current = (await store.listApiKeys()).find((record) => record.name === name && record.retiresAt === null && record.revokedAt === null)
+  // A fixed expiry is kept by a rotation: past it, the new key would be born expired.
+  if (current?.lifetimeSeconds === null && current.expiresAt !== null && Date.parse(current.expiresAt) <= at.getTime()) {
+    throw new NoApiKeyToRotate(`the key named ${name} expired at ${current.expiresAt}, an expiry a rotation keeps; create a key under a new name`)
+  }
   const record = await store.rotateApiKey(name, {
     keyHash: hashApiKey(key),
     at,
@@ -181,7 +186,8 @@ const LAST_USE_BATCH_MS = 1_000
 
 /** A key the store found, as cached: its caller and when it stops working (checked at each request). */
 interface KnownKey {
-  caller: Caller
+  /** The verdict while the key works, made once: a request allocates nothing. */
+  valid: Verdict & { kind: 'valid' }
   end: { at: number, kind: 'expired' | 'replaced' } | undefined
   /** When the store was asked. */
   at: number
@@ -193,8 +199,8 @@ export interface ConfiguredKeys {
   readOnly: readonly string[]
 }
 
-function callerOf (keyName: string, scopes: readonly ApiKeyScope[], rateLimit: number | null): Caller {
-  return { keyName, nameHash: hash('sha256', keyName), scopes: new Set(scopes), rateLimit: rateLimit ?? undefined }
+function validAs (keyName: string, scopes: readonly ApiKeyScope[], rateLimit: number | null): Verdict & { kind: 'valid' } {
+  return { kind: 'valid', caller: { keyName, nameHash: hash('sha256', keyName), scopes: new Set(scopes), rateLimit: rateLimit ?? undefined } }
 }
 
 /**
@@ -205,7 +211,7 @@ function callerOf (keyName: string, scopes: readonly ApiKeyScope[], rateLimit: n
  * Records each store key's last use (LastUses).
  */
 export class ApiKeyVerifier {
-  readonly #configured = new Map<string, Caller>()
+  readonly #configured = new Map<string, Verdict & { kind: 'valid' }>()
   readonly #verified = new Map<string, KnownKey>()
   // Oldest first (a Map keeps insertion order), so the first entry is the one to drop.
   readonly #unknown = new Map<string, number>()
@@ -216,8 +222,8 @@ export class ApiKeyVerifier {
   constructor (store: Store, configured: ConfiguredKeys, onUseWriteError: (err: unknown) => void) {
     this.#store = store
     this.#uses = new LastUses(store, onUseWriteError)
-    configured.readWrite.forEach((key, index) => this.#configured.set(hashApiKey(key), callerOf(`env-${index + 1}`, API_KEY_SCOPES, null)))
-    configured.readOnly.forEach((key, index) => this.#configured.set(hashApiKey(key), callerOf(`env-read-${index + 1}`, ['pets:read'], null)))
+    configured.readWrite.forEach((key, index) => this.#configured.set(hashApiKey(key), validAs(`env-${index + 1}`, API_KEY_SCOPES, null)))
+    configured.readOnly.forEach((key, index) => this.#configured.set(hashApiKey(key), validAs(`env-read-${index + 1}`, ['pets:read'], null)))
   }
 
   /**
@@ -249,7 +255,7 @@ export class ApiKeyVerifier {
   async verify (presented: string): Promise<Verdict> {
     const keyHash = hashApiKey(presented)
     const configured = this.#configured.get(keyHash)
-    if (configured !== undefined) return { kind: 'valid', caller: configured }
+    if (configured !== undefined) return configured
     const now = Date.now()
     const known = this.#verified.get(keyHash)
     if (known !== undefined && now - known.at < CACHE_TTL_MS) return this.#judge(keyHash, known, now)
@@ -268,7 +274,7 @@ export class ApiKeyVerifier {
   #judge (keyHash: string, known: KnownKey, now: number): Verdict {
     if (known.end !== undefined && now >= known.end.at) return { kind: known.end.kind, at: new Date(known.end.at) }
     this.#uses.note(keyHash, now)
-    return { kind: 'valid', caller: known.caller }
+    return known.valid
   }
 
   async #fromStore (keyHash: string): Promise<Verdict> {
@@ -276,7 +282,7 @@ export class ApiKeyVerifier {
     const record = await this.#store.findApiKeyByHash(keyHash)
     this.#unknown.delete(keyHash)
     if (record !== undefined && record.revokedAt === null) {
-      const known = { caller: callerOf(record.name, record.scopes, record.rateLimit), end: endOf(record), at: now }
+      const known = { valid: validAs(record.name, record.scopes, record.rateLimit), end: endOf(record), at: now }
       this.#verified.set(keyHash, known)
       return this.#judge(keyHash, known, Date.now())
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ApiKeyNameTaken, issueApiKey } from '../../src/domain/api-keys.js'
+import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey } from '../../src/domain/api-keys.js'
 import { backends, useTestStore } from '../helper.js'
 
 for (const backend of backends()) {
@@ -14,6 +14,15 @@ for (const backend of backends()) {
       assert.deepEqual(outcomes.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected'])
       assert.ok(outcomes.some((outcome) => outcome.status === 'rejected' && outcome.reason instanceof ApiKeyNameTaken))
       assert.deepEqual((await fixture.store.listApiKeys()).map((record) => record.name), ['first', 'racing'])
+    })
+
+    it('refuses to rotate a key whose fixed expiry has passed, since the new key would keep it', async () => {
+      await issueApiKey(fixture.store, { name: 'lapsed', lifetime: { expiresAt: new Date(Date.now() + 50) } })
+      await new Promise((resolve) => setTimeout(resolve, 60))
+      await assert.rejects(rotateApiKey(fixture.store, 'lapsed', 0), NoApiKeyToRotate)
+      await issueApiKey(fixture.store, { name: 'renewed', lifetime: { seconds: 1 } })
+      await new Promise((resolve) => setTimeout(resolve, 1_010))
+      assert.match(await rotateApiKey(fixture.store, 'renewed', 0), /^petstore_api_/, 'an --expires-in restarts')
     })
   })
 }
