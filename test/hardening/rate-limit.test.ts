@@ -130,12 +130,21 @@ describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TE
         const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '100', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
         const remaining = (response: Response): number => Number(/;r=(\d+);/.exec(response.headers.get('ratelimit') ?? '')?.[1])
         try {
-          for (let i = 0; i < 60; i++) assert.equal((await get(server, '/pets')).status, 200)
+          const outages = (): Array<Record<string, unknown>> => server.logs().filter((line) => line.msg === 'requests for the rate limit are counted per process: Redis does not answer')
+          const counted = new Set<number>()
+          for (let i = 0; i < 60; i++) {
+            const response = await get(server, '/pets')
+            assert.equal(response.status, 200)
+            counted.add(remaining(response))
+          }
+          // A Redis answer slower than its 250 ms timeout (a loaded machine) is counted here, with its own warning.
+          const blips = outages().length
           await link.cut()
           const away = await get(server, '/pets')
           assert.equal(away.status, 200, 'served, not a 500, while Redis is away')
-          assert.equal(remaining(away), 99, 'counted from 1 in this process')
-          const warnings = server.logs().filter((line) => line.msg === 'requests for the rate limit are counted per process: Redis does not answer')
+          if (blips === 0) assert.equal(remaining(away), 99, 'counted from 1 in this process')
+          else assert.ok(remaining(away) < 99 && counted.size < 60, `counted in this process after ${60 - counted.size} requests counted here before`)
+          const warnings = outages().slice(blips)
           assert.equal(warnings.length, 1)
           assert.equal(warnings[0]!.requestId, away.headers.get('x-request-id'))
           await link.open()
