@@ -41,6 +41,15 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
       assert.deepEqual(outcome?.kind === 'created' && outcome.pet.id, 1_001)
     })
 
+    it('gives each of many concurrent creates its own animal, even when they are committed together', async () => {
+      const pets = Array.from({ length: 150 }, (_, i) => ({ name: `batch ${i}`, categoryId: 1 + i, status: (['available', 'pending', 'sold'] as const)[i % 3]! }))
+      const outcomes = await Promise.all(pets.map(async (pet) => await fixture.store.createPet(pet)))
+      const created = outcomes.map((outcome) => outcome.kind === 'created' ? outcome.pet : assert.fail(outcome.kind))
+      assert.deepEqual(created.map(({ name, categoryId, status }) => ({ name, categoryId, status })), pets)
+      assert.equal(new Set(created.map((pet) => pet.id)).size, created.length)
+      for (const pet of created) assert.deepEqual(await fixture.store.findPet(pet.id), pet)
+    })
+
     it('gives every new connection the server timeouts migrate recorded, through a pooler too', async () => {
       const client = new pg.Client({ connectionString: fixture.database.url })
       await client.connect()
