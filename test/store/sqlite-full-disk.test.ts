@@ -1,37 +1,11 @@
 import assert from 'node:assert/strict'
-import { execFileSync } from 'node:child_process'
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, errorBody, post, startTestServer, type TestServer, skippedFile } from '../helper.js'
+import { fillDisk, mountSmallDisk } from '../support/small-disk.js'
 
-/** A 2 MiB tmpfs at a new directory, or why it cannot be mounted (not root, no privilege). */
-function mountSmallDisk (): { dir: string } | { refused: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'petstore-full-'))
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', dir], { stdio: 'pipe' })
-    return { dir }
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true })
-    return { refused: String((err as { stderr?: Buffer }).stderr ?? (err as Error).message).trim().split('\n')[0]! }
-  }
-}
-
-/** Appends to `path` until the disk is full. */
-function fillDisk (path: string): void {
-  const chunk = Buffer.alloc(16 * 1024)
-  for (;;) {
-    try {
-      appendFileSync(path, chunk)
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOSPC') return
-      throw err
-    }
-  }
-}
-
-const disk = mountSmallDisk()
+const disk = mountSmallDisk('2m')
 if ('refused' in disk) skippedFile(`SQLite full-disk test skipped: cannot mount a tmpfs (${disk.refused})`)
 
 describe('sqlite: creates on a full disk', { skip: 'refused' in disk }, () => {
@@ -45,8 +19,7 @@ describe('sqlite: creates on a full disk', { skip: 'refused' in disk }, () => {
   })
   after(async () => {
     await server?.close()
-    execFileSync('umount', [dir])
-    rmSync(dir, { recursive: true, force: true })
+    if ('unmount' in disk) disk.unmount()
   })
 
   async function create (name: string): Promise<Response> {
