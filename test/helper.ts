@@ -112,6 +112,28 @@ export function useTestStore (backend: Backend['name']): { readonly store: Store
   }
 }
 
+/**
+ * Within a describe: two instances on one fresh database of `backend`, as behind a load
+ * balancer, started before its tests and closed (the database dropped) after them.
+ * @example const instances = useTwoInstances(backend.name); it('…', async () => { const { one, two } = instances })
+ */
+export function useTwoInstances (backend: Backend['name'], env?: Record<string, string>): { readonly one: TestServer, readonly two: TestServer } {
+  let database: TestDatabase | undefined
+  let servers: TestServer[] = []
+  before(async () => {
+    database = await createTestDatabase(backend)
+    servers = await Promise.all([startTestServer({ database, env }), startTestServer({ database, env })])
+  })
+  after(async () => {
+    for (const server of servers) await server.close()
+    await database?.drop()
+  })
+  return {
+    get one () { return servers[0]! },
+    get two () { return servers[1]! }
+  }
+}
+
 export interface TestServer {
   /** Base URL of the API, ending in /v1. */
   api: string

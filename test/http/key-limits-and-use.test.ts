@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey } from '../../src/domain/api-keys.js'
 import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer, useTwoInstances } from '../helper.js'
 
 const redisUrl = process.env.TEST_REDIS_URL
 
@@ -33,22 +33,12 @@ for (const backend of backends()) {
   describe(`${backend.name}: a key's own rate limit, shared through Redis by two instances`, {
     skip: backend.skip || (redisUrl === undefined ? 'TEST_REDIS_URL is not set' : false)
   }, () => {
-    let database: TestDatabase
-    let one: TestServer
-    let two: TestServer
-    before(async () => {
-      database = await createTestDatabase(backend.name)
-      // RATE_LIMIT=0: the server's limit is off, a key's own limit still holds.
-      const env = { RATE_LIMIT: '0', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-      ;[one, two] = await Promise.all([startTestServer({ database, env }), startTestServer({ database, env })])
-    })
-    after(async () => {
-      await one?.close()
-      await two?.close()
-      await database?.drop()
-    })
+    // RATE_LIMIT=0: the server's limit is off, a key's own limit still holds.
+    const env = { RATE_LIMIT: '0', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
+    const instances = useTwoInstances(backend.name, env)
 
     it('limits a key with --rate-limit 3 across both instances, with that quota in its headers, though RATE_LIMIT=0', async () => {
+      const { one, two } = instances
       const key = await issueApiKey(one.store, { name: 'limited', rateLimit: 3 })
       const answers = [await listWith(one, key), await listWith(two, key), await listWith(one, key), await listWith(two, key)]
       assert.deepEqual(answers.map((response) => response.status), [200, 200, 200, 429])
@@ -57,6 +47,7 @@ for (const backend of backends()) {
     })
 
     it('gives a key with --rate-limit 0 no limit and no headers', async () => {
+      const { one, two } = instances
       const key = await issueApiKey(one.store, { name: 'unlimited', rateLimit: 0 })
       for (let i = 0; i < 5; i++) {
         const response = await listWith(i % 2 === 0 ? one : two, key)

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey, rotateApiKey } from '../../src/domain/api-keys.js'
-import { backends, createTestDatabase, errorBody, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { backends, errorBody, type TestServer, useTwoInstances } from '../helper.js'
 
 // The verifier's cache window, and a margin: what "every instance within 5 s" allows.
 const CACHE_WINDOW_MS = 5_000 + 1_500
@@ -29,20 +29,10 @@ async function refusalWithin (server: TestServer, key: string): Promise<Response
 // Two instances on one database, as behind a load balancer.
 for (const backend of backends()) {
   describe(`${backend.name}: rotation and revocation on two instances`, { skip: backend.skip }, () => {
-    let database: TestDatabase
-    let one: TestServer
-    let two: TestServer
-    before(async () => {
-      database = await createTestDatabase(backend.name)
-      ;[one, two] = await Promise.all([startTestServer({ database }), startTestServer({ database })])
-    })
-    after(async () => {
-      await one?.close()
-      await two?.close()
-      await database?.drop()
-    })
+    const instances = useTwoInstances(backend.name)
 
     it('keeps the old key working through the grace on both, then answers 401 saying it was replaced', async () => {
+      const { one, two } = instances
       const old = await issueApiKey(one.store, { name: 'rotating' })
       assert.equal((await call(one, old)).status, 200)
       assert.equal((await call(two, old)).status, 200)
@@ -60,6 +50,7 @@ for (const backend of backends()) {
     })
 
     it('ends a key still retiring at the next rotation, on both instances within the cache window', async () => {
+      const { one, two } = instances
       const first = await issueApiKey(one.store, { name: 'twice' })
       const second = await rotateApiKey(one.store, 'twice', 3_600)
       assert.equal((await call(two, first)).status, 200)
@@ -72,6 +63,7 @@ for (const backend of backends()) {
     })
 
     it('revokes both keys of a name on both instances within the cache window', async () => {
+      const { one, two } = instances
       const old = await issueApiKey(one.store, { name: 'revoked' })
       const next = await rotateApiKey(one.store, 'revoked', 3_600)
       for (const server of [one, two]) for (const key of [old, next]) assert.equal((await call(server, key)).status, 200)
@@ -85,6 +77,7 @@ for (const backend of backends()) {
     })
 
     it('replays a create retried with the new key: the Idempotency-Key belongs to the name', async () => {
+      const { one, two } = instances
       const old = await issueApiKey(one.store, { name: 'retrying' })
       const first = await call(one, old, 'POST', '/pets', { name: 'Rex', categoryId: 1 }, { 'idempotency-key': 'order-1' })
       assert.equal(first.status, 201)
@@ -96,6 +89,7 @@ for (const backend of backends()) {
     })
 
     it('counts both keys of a name against one quota, and its deprecated calls under the name', async () => {
+      const { one } = instances
       const old = await issueApiKey(one.store, { name: 'metered', rateLimit: 3 })
       assert.equal((await call(one, old)).status, 200)
       assert.equal((await call(one, old, 'GET', '/pets/999999')).status, 404)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, createTestDatabase, post, startTestServer, type TestDatabase, type TestServer } from '../helper.js'
+import { describe, it } from 'node:test'
+import { AUTH, backends, post, type TestServer, useTwoInstances } from '../helper.js'
 
 const CREATES = 100
 
@@ -22,21 +22,11 @@ async function listAll (server: TestServer): Promise<number[]> {
 // Two instances on one database, as behind a load balancer.
 for (const backend of backends()) {
   describe(`${backend.name}: two instances on one database`, { skip: backend.skip }, () => {
-    let database: TestDatabase
-    let one: TestServer
-    let two: TestServer
+    const instances = useTwoInstances(backend.name)
     const created: number[] = []
-    before(async () => {
-      database = await createTestDatabase(backend.name)
-      ;[one, two] = await Promise.all([startTestServer({ database }), startTestServer({ database })])
-    })
-    after(async () => {
-      await one?.close()
-      await two?.close()
-      await database?.drop()
-    })
 
     it(`answers 201 with unique ids to ${CREATES} creates sent through both at once`, async () => {
+      const { one, two } = instances
       const responses = await Promise.all(Array.from({ length: CREATES }, async (_, i) =>
         await post(i % 2 === 0 ? one : two, '/pets', { name: `pet ${i}`, categoryId: i + 1 })))
       assert.deepEqual(responses.filter((r) => r.status !== 201).map((r) => r.status), [])
@@ -45,10 +35,12 @@ for (const backend of backends()) {
     })
 
     it('lists every animal once, whichever instance is asked', async () => {
+      const { one, two } = instances
       for (const server of [one, two]) assert.deepEqual(await listAll(server), [...created].sort((a, b) => a - b))
     })
 
     it('continues on one instance the cursor paging begun on the other', async () => {
+      const { one, two } = instances
       const seen: number[] = []
       let url: string | undefined = `${one.api}/pets?limit=7`
       for (let page = 0; url !== undefined; page++) {
@@ -63,6 +55,7 @@ for (const backend of backends()) {
     })
 
     it('creates one animal when the same Idempotency-Key reaches both instances at once', async () => {
+      const { one, two } = instances
       const body = { name: 'once', categoryId: 42 }
       for (let round = 0; round < 5; round++) {
         const headers = { 'idempotency-key': `both-${round}` }
