@@ -69,7 +69,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     logger.warn({ err: { message: (err as Error).message } }, 'the last use of API keys could not be recorded')
   })
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now }
-  const metrics = new Metrics(store)
+  const metrics = new Metrics(store, async () => expiryByName(await store.listApiKeys()))
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
   const failures = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
   const throttle = forgedKeyThrottle({ verifier, counts: failures, onThrottled: () => { metrics.authThrottled.inc() } })
@@ -125,7 +125,6 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
   if (redis !== undefined) app.addHook('onClose', async () => { redis.disconnect() })
   // After the requests in flight, before the store closes: the last uses since the last write.
   app.addHook('onClose', async () => { await verifier.close() })
-  metrics.watchApiKeyExpiries(async () => expiryByName(await store.listApiKeys()))
   const catalogue = new PetCatalogue(store, await store.secret('cursor'))
   const meta = {
     store,

@@ -20,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-/** @example const metrics = new Metrics(store); metrics.idempotencySweeps.inc() */
+/** @example const metrics = new Metrics(store, readKeyExpiries); metrics.idempotencySweeps.inc() */
 export class Metrics {
   /** This process's own counts; with WORKERS > 1 the primary sums every worker's. */
   readonly registry = new Registry()
@@ -70,37 +70,25 @@ export class Metrics {
     registers: [this.registry]
   })
 
-  // Read from the store at each scrape (never per request), so a key issued by the CLI shows at the next one.
-  #readKeyExpiries: () => Promise<Map<string, number>> = async () => new Map()
-
-  readonly apiKeyExpiry = new Gauge({
-    name: 'petstore_api_key_expiry_timestamp_seconds',
-    help: 'When each API key name\'s current key expires (seconds since the epoch); keys that never expire, retiring and revoked keys are left out.',
-    labelNames: ['key'] as const,
-    registers: [this.registry],
-    // Every worker reads the same keys: the primary reports one value, not their sum.
-    aggregator: 'max',
-    collect: async () => { await this.#collectKeyExpiries() }
-  })
-
-  /** Where the expiry gauge reads from; a failed read keeps the last values. @example metrics.watchApiKeyExpiries(read) */
-  watchApiKeyExpiries (read: () => Promise<Map<string, number>>): void {
-    this.#readKeyExpiries = read
-  }
-
-  async #collectKeyExpiries (): Promise<void> {
-    let expiries: Map<string, number>
-    try {
-      expiries = await this.#readKeyExpiries()
-    } catch {
-      return
-    }
-    this.apiKeyExpiry.reset()
-    for (const [key, seconds] of expiries) this.apiKeyExpiry.labels(key).set(seconds)
-  }
-
-  constructor (store: StoreReadings) {
+  /** `keyExpiries`: each name's current key's expiry in unix seconds (src/domain/api-keys.ts expiryByName). */
+  constructor (store: StoreReadings, keyExpiries: () => Promise<Map<string, number>>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
+    // Read from the store at each scrape (never per request), so a key issued by the CLI shows at the next one.
+    this.registry.registerMetric(new Gauge({
+      name: 'petstore_api_key_expiry_timestamp_seconds',
+      help: 'When each API key name\'s current key expires (seconds since the epoch); keys that never expire, retiring and revoked keys are left out.',
+      labelNames: ['key'] as const,
+      registers: [],
+      // Every worker reads the same keys: the primary reports one value, not their sum.
+      aggregator: 'max',
+      async collect () {
+        // A failed read keeps the last values.
+        await keyExpiries().then((expiries) => {
+          this.reset()
+          for (const [key, seconds] of expiries) this.labels(key).set(seconds)
+        }, () => {})
+      }
+    }))
     // A store that cannot answer keeps the gauge's last value: the scrape itself must not fail.
     this.registry.registerMetric(new Gauge({
       name: 'petstore_store_pool_waiting_clients',
