@@ -1,7 +1,7 @@
 import neostandard, { resolveIgnoresFromGitignore } from 'neostandard'
 
-// The modules at the top of src/ that run the process; no layer imports them.
-const PROCESS_MODULES = '^(\\.\\./)+(app|server|workers|config|tracing|logger|metrics-listener|open-database|idempotency-sweeper)\\.js$'
+// What runs the process (src/process/, and app.ts and config.ts above the layers); no layer imports them.
+const PROCESS_MODULES = '^(\\.\\./)+(process/|(app|config)\\.js$)'
 
 /** Imports only run down: http -> domain -> store -> schemas (STYLE.md, habit 21). */
 function importsOnlyDown (files, forbidden, message) {

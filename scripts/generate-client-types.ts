@@ -14,7 +14,7 @@ import openapiTS, { astToString } from 'openapi-typescript'
 import ts from 'typescript'
 import { buildApp } from '../src/app.js'
 import { parseConfig } from '../src/config.js'
-import { createLogger } from '../src/logger.js'
+import { createLogger } from '../src/process/logger.js'
 import { openStore } from '../src/store/open-store.js'
 
 export const GENERATED_DIR = fileURLToPath(new URL('../packages/client/src/generated/', import.meta.url))

@@ -1,6 +1,6 @@
 /**
  * buildApp wires the service together and returns the Fastify instance; it never
- * listens (src/server.ts does), so tests build the very same app.
+ * listens (src/process/server.ts does), so tests build the very same app.
  */
 import { createServer } from 'node:http'
 import type { Socket } from 'node:net'
@@ -45,7 +45,7 @@ export interface AppOptions {
   now?: () => Date
   /** Slow-client bounds; tests shorten them. */
   timeouts?: RequestTimeouts
-  /** A span per request, when the process exports traces (src/tracing.ts). */
+  /** A span per request, when the process exports traces (src/process/tracing.ts). */
   traces?: boolean
 }
 
@@ -53,7 +53,7 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Starts the graceful shutdown: /readyz answers 503 from now on. */
     startDraining: () => void
-    /** This process's counts, scraped on the metrics listener (src/metrics-listener.ts), never on the API port. */
+    /** This process's counts, scraped on the metrics listener (src/process/metrics-listener.ts), never on the API port. */
     metrics: Metrics
   }
 }

@@ -12,8 +12,8 @@ import { after, before, it } from 'node:test'
 import { buildApp, type App } from '../src/app.js'
 import { parseConfig, type Config } from '../src/config.js'
 import type { RequestTimeouts } from '../src/schemas/limits.js'
-import { createLogger } from '../src/logger.js'
-import { listenForScrapes, type MetricsListener } from '../src/metrics-listener.js'
+import { createLogger } from '../src/process/logger.js'
+import { listenForScrapes, type MetricsListener } from '../src/process/metrics-listener.js'
 import { openStore } from '../src/store/open-store.js'
 import type { PostgresOptions } from '../src/store/postgres/store.js'
 import type { Store } from '../src/store/store.js'
@@ -84,7 +84,7 @@ export async function createTestDatabase (backend: Backend['name']): Promise<Tes
   return await createDatabase(serverUrl, 'test', via)
 }
 
-/** The store of a test database, its tables made (src/open-database.ts's openMigratedStore takes settings instead). */
+/** The store of a test database, its tables made (src/process/open-database.ts's openMigratedStore takes settings instead). */
 export async function openTestStore (database: TestDatabase, postgres?: PostgresOptions): Promise<Store> {
   const store = await openStore(database.url, postgres)
   await store.migrate()

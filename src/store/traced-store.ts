@@ -1,7 +1,7 @@
 /**
  * The store with a span per call, made here rather than by the drivers' instrumentation: one
  * place for both databases, and SQLite's writes run on a worker thread no instrumentation sees.
- * Used only when traces are on (src/tracing.ts).
+ * Used only when traces are on (src/process/tracing.ts).
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { Store } from './store.js'

@@ -21,7 +21,7 @@ describe('the CLI', () => {
   it('loads the server process module only when serve runs', () => {
     const loaded = [...loadedWith(resolve(SRC, 'cli/main.ts'))].map((file) => file.slice(SRC.length))
     assert.ok(loaded.includes('cli/commands/keys.ts'), `the walk follows the imports: ${loaded.join(', ')}`)
-    assert.ok(!loaded.includes('server.ts'), 'src/cli/main.ts loads src/server.ts')
+    assert.ok(!loaded.includes('process/server.ts'), 'src/cli/main.ts loads src/process/server.ts')
     // import shares the API's JSON parse and validation messages; the app, its plugins and routes stay out.
     const server = loaded.filter((file) => file === 'app.ts' || file.startsWith('http/plugins/') || file.startsWith('http/routes/'))
     assert.deepEqual(server, [], 'src/cli/main.ts loads the app')

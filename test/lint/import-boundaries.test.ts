@@ -34,7 +34,7 @@ const REFUSED: Array<[string, string]> = [
   ['src/schemas/pets.ts', "import type { Store } from '../store/store.js'"],
   ['src/schemas/error.ts', "import { PetNotFound } from '../domain/errors.js'"],
   ['src/cli/commands/import.ts', "import { jsonBody } from '../../http/json-body.js'"],
-  ['src/http/routes/pets.ts', "import { startServer } from '../../server.js'"]
+  ['src/http/routes/pets.ts', "import { startServer } from '../../process/server.js'"]
 ]
 
 const ALLOWED: Array<[string, string]> = [

@@ -3,7 +3,7 @@
  * deprecated operations by API key name (whom to warn before removal), store errors,
  * requests refused by the throttle of forged keys, idempotency-key sweeps; and, read from the
  * store at scrape time, the last backup and the pool's waiting clients. Scraped on a
- * listener of its own (src/metrics-listener.ts).
+ * listener of its own (src/process/metrics-listener.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyInstance } from 'fastify'

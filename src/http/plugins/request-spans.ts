@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
  * A server span per request, by Fastify's own instrumentation (`@fastify/otel`), continuing the
  * caller's W3C `traceparent`; named by route (`GET /v1/pets/{petId}`), with the status and the
  * operation. Its trace id goes into the request's access log line. Registered before every other hook
- * and route, and only when traces are on (src/tracing.ts).
+ * and route, and only when traces are on (src/process/tracing.ts).
  */
 async function requestSpansPlugin (app: FastifyInstance): Promise<void> {
   const instrumentation = new FastifyOtelInstrumentation({

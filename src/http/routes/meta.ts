@@ -1,6 +1,6 @@
 /**
  * Around the API, no key needed: health, readiness, the OpenAPI document and the
- * interactive docs page. Metrics are on a listener of their own (src/metrics-listener.ts).
+ * interactive docs page. Metrics are on a listener of their own (src/process/metrics-listener.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { HttpError } from '../errors.js'

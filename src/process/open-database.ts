@@ -1,7 +1,7 @@
-import { ConfigError, type Settings } from './config.js'
-import { openStore } from './store/open-store.js'
-import { driverReason } from './store/store-errors.js'
-import type { Store } from './store/store.js'
+import { ConfigError, type Settings } from '../config.js'
+import { openStore } from '../store/open-store.js'
+import { driverReason } from '../store/store-errors.js'
+import type { Store } from '../store/store.js'
 
 /**
  * Opens and migrates the store; an unreachable database is a ConfigError naming the setting

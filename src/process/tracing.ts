@@ -7,9 +7,9 @@ import { DiagLogLevel, diag } from '@opentelemetry/api'
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources'
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node'
 import type { Logger } from 'pino'
-import type { Tracing } from './config.js'
-import { tracedStore } from './store/traced-store.js'
-import type { Store } from './store/store.js'
+import type { Tracing } from '../config.js'
+import { tracedStore } from '../store/traced-store.js'
+import type { Store } from '../store/store.js'
 
 export interface RunningTracing {
   /** The store with a span per call. */

@@ -3,8 +3,8 @@
  * counts it (the metrics); a failed sweep is logged and tried again the next hour.
  */
 import type { FastifyBaseLogger } from 'fastify'
-import { sweepIdempotencyKeys } from './domain/idempotency-sweep.js'
-import type { Store } from './store/store.js'
+import { sweepIdempotencyKeys } from '../domain/idempotency-sweep.js'
+import type { Store } from '../store/store.js'
 
 const SWEEP_INTERVAL_MS = 60 * 60 * 1000
 

@@ -2,22 +2,22 @@
  * The process: open the store, build the app, listen (the API, and the metrics
  * listener apart), and close everything cleanly on SIGTERM or SIGINT. With
  * WORKERS > 1 the primary migrates, serves the metrics of every worker, and leaves
- * the workers to src/workers.ts.
+ * the workers to src/process/workers.ts.
  */
 import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
-import { buildApp, type App } from './app.js'
-import { ConfigError, type Config, type Tracing } from './config.js'
-import { issueFirstApiKey } from './domain/first-api-key.js'
+import { buildApp, type App } from '../app.js'
+import { ConfigError, type Config, type Tracing } from '../config.js'
+import { issueFirstApiKey } from '../domain/first-api-key.js'
 import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
 import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-database.js'
-import { openStore } from './store/open-store.js'
+import { openStore } from '../store/open-store.js'
 import { superviseWorkers, tellThePrimaryStartFailed } from './workers.js'
-import type { Store } from './store/store.js'
+import type { Store } from '../store/store.js'
 
 const SHUTDOWN_TIMEOUT_MS = 30_000
 
