@@ -7,6 +7,7 @@
  */
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
+import { BrokenRule, instant, integer } from './schemas/operator-values.js'
 
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
 export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
@@ -67,17 +68,7 @@ interface Setting<K extends SettingKey> {
   emptyRefused?: true
 }
 
-/** A value that breaks its setting's rule; the message is the rule alone. */
-class BrokenRule extends Error {}
-
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-function integer (min: number, max: number) {
-  return (raw: string): number => {
-    if (!/^[0-9]{1,10}$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new BrokenRule(`must be an integer from ${min} to ${max}`)
-    return Number(raw)
-  }
-}
 
 function hostName (raw: string): string {
   if (raw === '' || /\s/.test(raw)) throw new BrokenRule('must be a host name or an IP address')
@@ -93,24 +84,6 @@ function baseUrl (raw: string): string {
   // The spec: the version segment v1 is the last part of the base address; paths are appended to it.
   if (!/\/v1\/?$/.test(url.pathname)) throw new BrokenRule('must end in /v1, the API\'s version segment, such as https://api.example.com/v1')
   return url.href.replace(/\/$/, '')
-}
-
-// RFC 3339 with its offset: without one, Date would read the value in the machine's time zone.
-// Whole seconds, as the Sunset header (an HTTP date) carries it.
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(Z|([+-])([01]\d|2[0-3]):([0-5]\d))$/
-const INSTANT_FORM = 'must be an instant with its offset, YYYY-MM-DDThh:mm:ssZ or YYYY-MM-DDThh:mm:ss±hh:mm, such as 2030-12-05T00:00:00Z'
-
-function instant (raw: string): Date {
-  const form = INSTANT.exec(raw)
-  if (form === null) throw new BrokenRule(INSTANT_FORM)
-  const [, , sign, hours = '0', minutes = '0'] = form
-  const offsetMs = (sign === '-' ? -1 : 1) * (Number(hours) * 60 + Number(minutes)) * 60_000
-  const time = Date.parse(raw)
-  // Date rolls over what does not exist (February 31 becomes March 3): the written time must come back.
-  if (Number.isNaN(time) || new Date(time + offsetMs).toISOString().slice(0, 19) !== raw.slice(0, 19)) {
-    throw new BrokenRule(`must be a date and time that exist: ${raw.slice(0, 19)} does not`)
-  }
-  return new Date(time)
 }
 
 const PROXY_FORM = 'must be comma-separated IP addresses or CIDRs, such as 10.0.0.0/8,127.0.0.1'

@@ -92,9 +92,26 @@ describe('configuration', () => {
   it('reads GETPET_SUNSET with its offset, and refuses one without (it would be read in the machine\'s time zone)', () => {
     assert.equal(parseConfig({ GETPET_SUNSET: '2030-12-05T09:00:00+09:00' }).getPetSunset.toISOString(), '2030-12-05T00:00:00.000Z')
     assert.equal(parseConfig({ GETPET_SUNSET: '2030-12-04T19:30:00-04:30' }).getPetSunset.toISOString(), '2030-12-05T00:00:00.000Z')
-    for (const raw of ['2030-12-05T00:00:00', '2030-12-05', '2030-12-05 00:00:00Z', '2030-12-05T00:00Z', '2030-12-05T00:00:00.5Z', '2030-12-05T00:00:00+0900', '2030-12-05T00:00:00+24:00', 'Thu, 05 Dec 2030 00:00:00 GMT']) {
+    for (const raw of ['2030-12-05T00:00:00', '2030-12-05', '2030-12-05 00:00:00Z', '2030-12-05T00:00Z', '2030-12-05T00:00:00.Z', '2030-12-05T00:00:00.1234567891Z', '2030-12-05T00:00:00+0900', '2030-12-05T00:00:00+24:00', 'Thu, 05 Dec 2030 00:00:00 GMT']) {
       assert.throws(() => parseConfig({ GETPET_SUNSET: raw }),
-        new ConfigError('GETPET_SUNSET: must be an instant with its offset, YYYY-MM-DDThh:mm:ssZ or YYYY-MM-DDThh:mm:ss±hh:mm, such as 2030-12-05T00:00:00Z'), raw)
+        new ConfigError('GETPET_SUNSET: must be an RFC 3339 instant with its offset, YYYY-MM-DDThh:mm:ss[.fff] then Z or ±hh:mm, such as 2030-12-05T00:00:00Z'), raw)
+    }
+  })
+
+  it('reads GETPET_SUNSET as `petstore keys create --expires-at` reads its instant: a fraction, a lower-case t and z', () => {
+    for (const [raw, iso] of [
+      ['2030-12-05T00:00:00.5Z', '2030-12-05T00:00:00.500Z'],
+      ['2030-12-05t00:00:00z', '2030-12-05T00:00:00.000Z'],
+      ['2030-12-05T09:00:00.123456789+09:00', '2030-12-05T00:00:00.123Z']
+    ]) assert.equal(parseConfig({ GETPET_SUNSET: raw }).getPetSunset.toISOString(), iso, raw)
+    assert.throws(() => parseConfig({ GETPET_SUNSET: '2030-02-31t00:00:00.5z' }), new ConfigError('GETPET_SUNSET: must be a date and time that exist: 2030-02-31T00:00:00 does not'))
+  })
+
+  it('reads integers as plain decimal digits, leading zeros too, as every flag of the CLI does', () => {
+    assert.equal(parseConfig({ PORT: '08080' }).port, 8080)
+    assert.equal(parseConfig({ SHUTDOWN_DELAY: '0000000000030' }).shutdownDelay, 30)
+    for (const raw of ['+80', '80.0', '8e1', ' 80', '0x50', '']) {
+      assert.throws(() => parseConfig({}, { port: raw }), new ConfigError('--port: must be an integer from 1 to 65535'), raw)
     }
   })
 

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander'
 import { SETTINGS, parseConfig, parseSettings, type Config, type SettingKey, type Settings } from '../config.js'
+import { BrokenRule } from '../schemas/operator-values.js'
 import { CliError } from './errors.js'
 
 export const BATCH_SIZE_MAX = 100_000
@@ -24,14 +25,16 @@ export function batchSizeOption (): Option {
 }
 
 /**
- * A flag's value as an integer from `min` to `max` in plain decimal digits, else the one-line error.
- * @example parseIntegerFlag('--count', '1000', 100_000_000) // 1000
+ * A flag's value by its rule (src/schemas/operator-values.ts); a broken rule is the one-line error naming the flag.
+ * @example parseFlag('--count', '1000', integer(1, 100_000_000)) // 1000
  */
-export function parseIntegerFlag (flag: string, raw: string, max: number, min = 1): number {
-  if (!/^[0-9]{1,16}$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new CliError(`${flag}: must be an integer from ${min} to ${max}`)
+export function parseFlag<T> (flag: string, raw: string, parse: (raw: string) => T): T {
+  try {
+    return parse(raw)
+  } catch (rule) {
+    if (rule instanceof BrokenRule) throw new CliError(`${flag}: ${rule.message}`)
+    throw rule
   }
-  return Number(raw)
 }
 
 /**

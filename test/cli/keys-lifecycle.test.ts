@@ -19,7 +19,11 @@ for (const backend of backends()) {
       const key = created.stdout.trim()
       const fixed = await cli('keys', 'create', '--name', 'fixed', '--expires-at', '2030-12-05T01:00:00+01:00')
       assert.equal(fixed.code, 0, fixed.stderr)
+      // The rules of GETPET_SUNSET and RATE_LIMIT too: a fraction, a lower-case t and z, leading zeros.
+      const lower = await cli('keys', 'create', '--name', 'lower', '--expires-at', '2031-01-01t00:00:00.5z', '--rate-limit', '0600')
+      assert.equal(lower.code, 0, lower.stderr)
       const listed = await listJson()
+      assert.deepEqual(listed.filter((entry) => entry.name === 'lower').map((entry) => [entry.expiresAt, entry.rateLimit]), [['2031-01-01T00:00:00.500Z', 600]])
       const page = listed.find((entry) => entry.name === 'page')!
       assert.deepEqual([page.state, page.scopes, page.rateLimit, page.lastUsedAt, page.revokedAt], ['active', ['pets:read'], 600, null, null])
       assert.ok(Math.abs(Date.parse(page.expiresAt!) - Date.now() - 90 * 86_400_000) < 60_000, page.expiresAt!)
@@ -56,10 +60,10 @@ for (const backend of backends()) {
         [['keys', 'create', '--name', 'x', '--expires-in', '0x5'], '--expires-in: must be a positive integer followed by s, m, h or d (such as 90d, 12h, 45s), at most 3650d'],
         [['keys', 'create', '--name', 'x', '--expires-in', '3651d'], '--expires-in: must be a positive integer followed by s, m, h or d (such as 90d, 12h, 45s), at most 3650d'],
         [['keys', 'create', '--name', 'x', '--expires-in', '0s'], '--expires-in: must be a positive integer followed by s, m, h or d (such as 90d, 12h, 45s), at most 3650d'],
-        [['keys', 'create', '--name', 'x', '--rate-limit', '-1'], '--rate-limit: must be a number of requests a minute from 0 (no limit) to 999999999'],
+        [['keys', 'create', '--name', 'x', '--rate-limit', '-1'], '--rate-limit: must be an integer from 0 to 999999999'],
         [['keys', 'create', '--name', 'x', '--expires-at', '2020-01-01T00:00:00Z'], '--expires-at: 2020-01-01T00:00:00Z is in the past'],
-        [['keys', 'create', '--name', 'x', '--expires-at', '2030-02-31T00:00:00Z'], '--expires-at: must be an RFC 3339 instant with its offset, such as 2030-12-05T00:00:00Z'],
-        [['keys', 'create', '--name', 'x', '--expires-at', '2030-01-01T00:00:00'], '--expires-at: must be an RFC 3339 instant with its offset, such as 2030-12-05T00:00:00Z'],
+        [['keys', 'create', '--name', 'x', '--expires-at', '2030-02-31T00:00:00Z'], '--expires-at: must be a date and time that exist: 2030-02-31T00:00:00 does not'],
+        [['keys', 'create', '--name', 'x', '--expires-at', '2030-01-01T00:00:00'], '--expires-at: must be an RFC 3339 instant with its offset, YYYY-MM-DDThh:mm:ss[.fff] then Z or ±hh:mm, such as 2030-12-05T00:00:00Z'],
         [['keys', 'create', '--name', 'x', '--expires-in', '1d', '--expires-at', '2030-01-01T00:00:00Z'], '--expires-in: give it or --expires-at, not both'],
         [['keys', 'rotate', 'fixed', '--grace', '1w'], '--grace: must be an integer from 0 followed by s, m, h or d (such as 90d, 12h, 45s), at most 3650d'],
         [['keys', 'rotate', 'env-1'], 'env-1: is a key of the environment; change PETSTORE_API_KEYS or PETSTORE_READ_ONLY_KEYS instead'],

@@ -5,11 +5,12 @@ import { promisify } from 'node:util'
 import type { Command } from 'commander'
 import { MalformedJson, decodeUtf8 } from '../../schemas/exact-json.js'
 import { INT64_MAX } from '../../schemas/kinds.js'
+import { integer } from '../../schemas/operator-values.js'
 import type { Pet } from '../../schemas/pets.js'
 import type { Store } from '../../store/store.js'
 import { StoreUnavailable } from '../../store/store-errors.js'
 import { CliError, describeFailure } from '../errors.js'
-import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
+import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseFlag } from '../options.js'
 import { InvalidPetLine, LINE_LIMIT_BYTES, parsePetLine } from '../pet-lines.js'
 import { reportDone, startProgress, stoppedBy } from '../progress.js'
 import { withStore } from '../with-store.js'
@@ -127,7 +128,7 @@ export function registerImportCommand (program: Command): void {
     .addOption(batchSizeOption())
     .addHelpText('after', '\nExample:\n  petstore export --database-url sqlite:./old.db | petstore import - --database-url sqlite:./new.db\n')
   addSettingFlags(command, ['databaseUrl']).action(async (file: string, options: { batchSize: string }) => {
-    const batchSize = parseIntegerFlag('--batch-size', options.batchSize, BATCH_SIZE_MAX)
+    const batchSize = parseFlag('--batch-size', options.batchSize, integer(1, BATCH_SIZE_MAX))
     const source = await openSource(file)
     const started = performance.now()
     const loaded = await withStore(command, (store) => importLines(store, source, batchSize))

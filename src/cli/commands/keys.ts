@@ -1,16 +1,32 @@
 import { writeSync } from 'node:fs'
 import type { Command } from 'commander'
 import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey, stateOf, type ApiKeyLifetime } from '../../domain/api-keys.js'
+import { BrokenRule, duration, instant, integer } from '../../schemas/operator-values.js'
+import { API_KEY_SCOPES, type ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord, Store } from '../../store/store.js'
 import { CliError } from '../errors.js'
-import { parseDuration, parseFutureInstant, parseRateLimit, parseScopes } from '../key-flags.js'
-import { addSettingFlags } from '../options.js'
+import { addSettingFlags, parseFlag } from '../options.js'
 import { withStore } from '../with-store.js'
 
 const KEY_NAME = /^[A-Za-z0-9._-]{1,64}$/
 // The names the keys of PETSTORE_API_KEYS and PETSTORE_READ_ONLY_KEYS go by (src/domain/api-keys.ts).
 const CONFIGURED_KEY_NAME = /^env-(read-)?[0-9]+$/
 const GRACE_DEFAULT = '24h'
+
+/** `pets:read`, `pets:write` or both, comma-separated. */
+function scopeList (raw: string): ApiKeyScope[] {
+  const scopes = raw.split(',').map((scope) => scope.trim())
+  const unknown = scopes.find((scope) => !(API_KEY_SCOPES as readonly string[]).includes(scope))
+  if (unknown !== undefined) throw new BrokenRule(`${JSON.stringify(unknown)} is no scope; use ${API_KEY_SCOPES.join(', ')} or both, comma-separated`)
+  return API_KEY_SCOPES.filter((scope) => scopes.includes(scope))
+}
+
+/** An RFC 3339 instant with its offset, after now. */
+function futureInstant (raw: string): Date {
+  const at = instant(raw)
+  if (at.getTime() <= Date.now()) throw new BrokenRule(`${raw} is in the past`)
+  return at
+}
 
 interface CreateFlags { name: string, scopes: string, expiresIn?: string, expiresAt?: string, rateLimit?: string }
 
@@ -57,11 +73,11 @@ export function registerKeysCommands (program: Command): void {
     if (!KEY_NAME.test(name)) throw new CliError('--name: must be 1 to 64 of A-Z a-z 0-9 . _ -')
     if (CONFIGURED_KEY_NAME.test(name)) throw new CliError('--name: env-1, env-read-1, … name the keys of the environment in metrics; choose another')
     if (flags.expiresIn !== undefined && flags.expiresAt !== undefined) throw new CliError('--expires-in: give it or --expires-at, not both')
-    const scopes = parseScopes('--scopes', flags.scopes)
+    const scopes = parseFlag('--scopes', flags.scopes, scopeList)
     const lifetime: ApiKeyLifetime = flags.expiresIn !== undefined
-      ? { seconds: parseDuration('--expires-in', flags.expiresIn) }
-      : flags.expiresAt !== undefined ? { expiresAt: parseFutureInstant('--expires-at', flags.expiresAt) } : undefined
-    const rateLimit = flags.rateLimit === undefined ? undefined : parseRateLimit('--rate-limit', flags.rateLimit)
+      ? { seconds: parseFlag('--expires-in', flags.expiresIn, duration()) }
+      : flags.expiresAt !== undefined ? { expiresAt: parseFlag('--expires-at', flags.expiresAt, futureInstant) } : undefined
+    const rateLimit = flags.rateLimit === undefined ? undefined : parseFlag('--rate-limit', flags.rateLimit, integer(0, 999_999_999))
     await withStore(create, async (store) => {
       let key: string
       try {
@@ -81,7 +97,7 @@ export function registerKeysCommands (program: Command): void {
     .option('--grace <duration>', 'how long the previous key keeps working: an integer and s, m, h or d; 0s ends it at once', GRACE_DEFAULT)
   addSettingFlags(rotate, ['databaseUrl']).action(async (name: string, flags: { grace: string }) => {
     if (CONFIGURED_KEY_NAME.test(name)) throw new CliError(`${name}: is a key of the environment; change PETSTORE_API_KEYS or PETSTORE_READ_ONLY_KEYS instead`)
-    const grace = parseDuration('--grace', flags.grace, { zero: true })
+    const grace = parseFlag('--grace', flags.grace, duration({ zero: true }))
     await withStore(rotate, async (store) => {
       let key: string
       try {

@@ -1,16 +1,27 @@
 import type { Command } from 'commander'
+import { integer } from '../../schemas/operator-values.js'
 import { PET_STATUSES } from '../../schemas/pets.js'
 import type { NewPetRecord, Store } from '../../store/store.js'
 import { CliError, describeFailure, isBug } from '../errors.js'
-import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseIntegerFlag } from '../options.js'
+import { BATCH_SIZE_MAX, addSettingFlags, batchSizeOption, parseFlag } from '../options.js'
 import { reportDone, startProgress, stoppedBy } from '../progress.js'
-import { mulberry32 } from '../seeded-random.js'
 import { withStore } from '../with-store.js'
 
 const COUNT_MAX = 100_000_000
 const SEED_MAX = 2 ** 32 - 1
 const CATEGORIES = 1000
 const NAMES = ['Rex', 'Bella', 'Max', 'Luna', 'Charlie', 'Lucy', 'Milo', 'Daisy', 'Oscar', 'Coco', 'Simba', 'Nala', 'Rocky', 'Kiwi', 'Pepper', 'Ziggy']
+
+/** mulberry32: a 32-bit state, a few operations a draw, the same uint32 sequence for the same seed. */
+function mulberry32 (seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state + 0x6D2B79F5) | 0
+    let t = Math.imul(state ^ (state >>> 15), state | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return (t ^ (t >>> 14)) >>> 0
+  }
+}
 
 /**
  * Adds `count` generated animals, `batchSize` per transaction, ids from the database.
@@ -63,9 +74,9 @@ export function registerSeedCommand (program: Command): void {
     .option('--seed <n>', `the same seed gives the same animals (0 to ${SEED_MAX})`, '1')
     .addHelpText('after', '\nExample:\n  petstore seed --count 1000000 --database-url sqlite:./data/petstore.db\n')
   addSettingFlags(command, ['databaseUrl']).action(async (options: { count: string, batchSize: string, seed: string }) => {
-    const count = parseIntegerFlag('--count', options.count, COUNT_MAX)
-    const batchSize = parseIntegerFlag('--batch-size', options.batchSize, BATCH_SIZE_MAX)
-    const seed = parseIntegerFlag('--seed', options.seed, SEED_MAX, 0)
+    const count = parseFlag('--count', options.count, integer(1, COUNT_MAX))
+    const batchSize = parseFlag('--batch-size', options.batchSize, integer(1, BATCH_SIZE_MAX))
+    const seed = parseFlag('--seed', options.seed, integer(0, SEED_MAX))
     const started = performance.now()
     const added = await withStore(command, (store) => seedPets(store, count, batchSize, seed))
     reportDone('seeded', added, started)
