@@ -84,7 +84,7 @@ export async function createTestDatabase (backend: Backend['name']): Promise<Tes
   return await createDatabase(serverUrl, 'test', via)
 }
 
-/** The store of a test database, its tables made (src/process/open-database.ts's openMigratedStore takes settings instead). */
+/** The store of a test database, its tables made (src/process/open-migrated-store.ts's openMigratedStore takes settings instead). */
 export async function openTestStore (database: TestDatabase, postgres?: PostgresOptions): Promise<Store> {
   const store = await openStore(database.url, postgres)
   await store.migrate()

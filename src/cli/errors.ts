@@ -1,5 +1,5 @@
 import { ConfigError } from '../config.js'
-import { MalformedJson } from '../schemas/exact-json.js'
+import { MalformedJson } from '../schemas/json-reader.js'
 import { BackupFailed, driverReason, NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 import { InvalidPetLine } from './pet-lines.js'
 

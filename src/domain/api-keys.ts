@@ -174,7 +174,7 @@ function endOf (record: ApiKeyRecord): { at: number, kind: 'expired' | 'replaced
 }
 
 const CACHE_TTL_MS = 5_000
-// As long as a throttle window (src/domain/forged-keys.ts): a key in use is never refused
+// As long as a throttle window (src/domain/failed-authentications.ts): a key in use is never refused
 // for its address's failures; revocation still bites within CACHE_TTL_MS, by verify.
 const KNOWN_VALID_MS = 60_000
 // A few thousand hashes: a flood of forged keys is remembered without growing the memory.

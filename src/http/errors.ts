@@ -6,7 +6,7 @@
 import type { FastifyError } from 'fastify'
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, InvalidCursor, PetNotFound } from '../domain/errors.js'
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../schemas/error.js'
-import { MalformedJson } from '../schemas/exact-json.js'
+import { MalformedJson } from '../schemas/json-reader.js'
 import { BODY_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 

@@ -1,11 +1,11 @@
 /**
- * The `application/json` body parser: strict UTF-8, read exactly (src/schemas/exact-json.ts),
+ * The `application/json` body parser: strict UTF-8, read exactly (src/schemas/json-reader.ts),
  * and only uncompressed.
  */
 import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import { HttpError } from './errors.js'
-import { decodeUtf8, parseExactJson } from '../schemas/exact-json.js'
+import { decodeUtf8, parseExactJson } from '../schemas/json-reader.js'
 import fp from 'fastify-plugin'
 
 /** Whether a Content-Encoding names no coding but `identity` (empty list elements are skipped, RFC 9110 §5.6.1). */

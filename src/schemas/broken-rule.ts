@@ -14,7 +14,7 @@ interface FirstError { type: ValueErrorType, path: string, schema: TSchema }
 
 /**
  * Names the field at fault and its rule, for a value the compiled schema refused.
- * @example if (!check.Check(pet)) throw new Invalid(describeBrokenRule(check, pet))
+ * @example if (!checkPet.Check(value)) throw new InvalidPetLine(describeBrokenRule(checkPet, value))
  */
 export function describeBrokenRule (check: TypeCheck<TSchema>, data: unknown, part: Part = 'body'): string {
   const error = firstError(check.Errors(data))

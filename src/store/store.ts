@@ -119,7 +119,7 @@ export interface Store {
   analyze (): Promise<void>
   /**
    * Deletes at most `limit` idempotency keys recorded before the instant, in one short
-   * statement; returns how many. The sweep's loop is src/domain/idempotency-sweep.ts.
+   * statement; returns how many. The sweep's loop is src/process/idempotency-sweeper.ts.
    */
   deleteIdempotencyKeys (olderThan: Date, limit: number): Promise<number>
 

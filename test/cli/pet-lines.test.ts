@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { InvalidPetLine, LINE_LIMIT_BYTES, formatPetLine, parsePetLine } from '../../src/cli/pet-lines.js'
-import { MalformedJson, parseExactJson } from '../../src/schemas/exact-json.js'
+import { MalformedJson, parseExactJson } from '../../src/schemas/json-reader.js'
 import { toInt64 } from '../../src/schemas/kinds.js'
 
 const int64 = fc.bigInt({ min: 1n, max: 9223372036854775807n }).map(toInt64)

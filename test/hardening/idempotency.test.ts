@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { sweepIdempotencyKeys } from '../../src/domain/idempotency-sweep.js'
+import { sweepIdempotencyKeys } from '../../src/process/idempotency-sweeper.js'
 import { TEST_KEY, backends, createTestDatabase, errorBody, post, startTestServer, type TestServer } from '../helper.js'
 import { query } from './database.js'
 import { openRaw } from './raw-http.js'

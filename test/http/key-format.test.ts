@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { hashApiKey, issueApiKey } from '../../src/domain/api-keys.js'
-import { FAILED_AUTH_LIMIT } from '../../src/domain/forged-keys.js'
+import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import { backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 
 // The expression docs/api-keys.md gives secret scanners, read from the page itself.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ConfigError, parseConfig } from '../../src/config.js'
-import { openMigratedStore } from '../../src/process/open-database.js'
+import { openMigratedStore } from '../../src/process/open-migrated-store.js'
 
 describe('the start-up line for a database that cannot be opened', () => {
   for (const host of ['127.0.0.1', 'localhost']) {

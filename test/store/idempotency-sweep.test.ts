@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { SWEEP_BATCH_SIZE } from '../../src/domain/idempotency-sweep.js'
-import { startIdempotencySweeper } from '../../src/process/idempotency-sweeper.js'
+import { SWEEP_BATCH_SIZE, startIdempotencySweeper } from '../../src/process/idempotency-sweeper.js'
 import { backends, get, post, startTestServer, type TestServer } from '../helper.js'
 import { query } from '../hardening/database.js'
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { openMigratedStore } from '../../process/open-database.js'
+import { openMigratedStore } from '../../process/open-migrated-store.js'
 import { addSettingFlags, settingsFrom } from '../options.js'
 
 export function registerMigrateCommand (program: Command): void {

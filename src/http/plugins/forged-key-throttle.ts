@@ -7,7 +7,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { ApiKeyVerifier } from '../../domain/api-keys.js'
 import { HttpError } from '../errors.js'
-import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/forged-keys.js'
+import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/failed-authentications.js'
 import type { WindowCounts } from '../window-counts.js'
 import { bearerTokenOf, requiresKey } from './auth.js'
 
