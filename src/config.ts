@@ -229,7 +229,8 @@ export const SETTINGS = [
     default: '2030-12-05T00:00:00Z',
     help: 'instant from which the deprecated GET /v1/pets/{petId} answers 410 Gone, with its offset (Z or ±hh:mm); not before 2026-01-01T00:00:00Z, its deprecation',
     parse: (raw: string) => {
-      const date = instant(raw)
+      // Up to the whole second, as the Sunset header (an HTTP date) says it: never a 200 after the instant it names.
+      const date = new Date(Math.ceil(instant(raw).getTime() / 1000) * 1000)
       // RFC 8594: a Sunset earlier than the Deprecation would tell clients nonsense.
       if (date < GETPET_DEPRECATED_AT) throw new BrokenRule(`must not be before ${GETPET_DEPRECATED_AT.toISOString().replace('.000Z', 'Z')}, when getPet was deprecated`)
       return date

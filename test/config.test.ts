@@ -98,11 +98,12 @@ describe('configuration', () => {
     }
   })
 
-  it('reads GETPET_SUNSET as `petstore keys create --expires-at` reads its instant: a fraction, a lower-case t and z', () => {
+  it('reads GETPET_SUNSET as `petstore keys create --expires-at` reads its instant: a fraction (up to the second the Sunset header names), a lower-case t and z', () => {
     for (const [raw, iso] of [
-      ['2030-12-05T00:00:00.5Z', '2030-12-05T00:00:00.500Z'],
+      ['2030-12-05T00:00:00.5Z', '2030-12-05T00:00:01.000Z'],
       ['2030-12-05t00:00:00z', '2030-12-05T00:00:00.000Z'],
-      ['2030-12-05T09:00:00.123456789+09:00', '2030-12-05T00:00:00.123Z']
+      ['2030-12-05T08:59:59.001234+09:00', '2030-12-05T00:00:00.000Z'],
+      ['2025-12-31T23:59:59.9Z', '2026-01-01T00:00:00.000Z']
     ]) assert.equal(parseConfig({ GETPET_SUNSET: raw }).getPetSunset.toISOString(), iso, raw)
     assert.throws(() => parseConfig({ GETPET_SUNSET: '2030-02-31t00:00:00.5z' }), new ConfigError('GETPET_SUNSET: must be a date and time that exist: 2030-02-31T00:00:00 does not'))
   })
