@@ -30,7 +30,7 @@ describe('the one rule of each value an operator writes (settings and CLI flags)
       ['2030-12-05T09:00:00.123456789+09:00', '2030-12-05T00:00:00.123Z'],
       ['2030-12-04T23:59:00-23:59', '2030-12-05T23:58:00.000Z'],
       ['2032-02-29T00:00:00Z', '2032-02-29T00:00:00.000Z']
-    ]) assert.equal(instant(raw).toISOString(), iso, raw)
+    ] as const) assert.equal(instant(raw).toISOString(), iso, raw)
   })
 
   it('refuses an instant without its offset, in another form, or that does not exist', () => {
