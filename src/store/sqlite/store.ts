@@ -10,19 +10,20 @@ import type { Pet } from '../../schemas/pets.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import type { ApiKeyRecord, CreateResult, ListPetsOptions, NewApiKeyRecord, NewPetRecord, RotationRecord, Store } from '../store.js'
 import { withStoreErrors } from '../store-errors.js'
+import { Batcher, type BatchPolicy } from '../batcher.js'
 import { backupDatabase } from './backup.js'
 import { openConnection, statementCache } from './connection.js'
 import type { CreateRequest } from './create-pets.js'
 import { isSqliteUnavailable } from './errors.js'
-import { GroupCommit } from './group-commit.js'
 import { MIGRATIONS } from './migrations.js'
 import { PageCache } from './page-cache.js'
 import { petIdAllocator } from './pet-ids.js'
 import { findPetRow, PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
 
-// Creates gathered into one commit at most; a batch's transaction stays short.
-const MAX_BATCH = 256
+// One writer, and each commit waits for its fsync: creates of a turn, and those that arrive
+// during a commit, go in one transaction.
+const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, slots: 1, gatherTurn: true }
 // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
 const IMPORT_ROWS = 100
 
@@ -38,7 +39,7 @@ export function openSqliteStore (path: string): Store {
   const db: Database.Database = openConnection(path)
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
-  const creates = new GroupCommit<CreateRequest, CreateResult>((requests) => writer.createPets(requests), MAX_BATCH)
+  const creates = new Batcher<CreateRequest, CreateResult>((requests) => writer.createPets(requests), CREATE_BATCHES)
   const pages = new PageCache(db)
 
   const importPets = db.transaction((pets: Pet[]) => {
