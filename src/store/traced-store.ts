@@ -48,7 +48,7 @@ export function tracedStore (store: Store): Store {
     analyze: async () => { await call('analyze', async () => { await store.analyze() }) },
     deleteIdempotencyKeys: async (olderThan, limit) => await call('deleteIdempotencyKeys', async () => await store.deleteIdempotencyKeys(olderThan, limit)),
     insertApiKey: async (key) => await call('insertApiKey', async () => await store.insertApiKey(key)),
-    rotateApiKey: async (name, rotation) => await call('rotateApiKey', async () => await store.rotateApiKey(name, rotation)),
+    rotateApiKey: async (rotation) => await call('rotateApiKey', async () => await store.rotateApiKey(rotation)),
     recordApiKeyUses: async (uses) => { await call('recordApiKeyUses', async () => { await store.recordApiKeyUses(uses) }) },
     findApiKeyByHash: async (keyHash) => await call('findApiKeyByHash', async () => await store.findApiKeyByHash(keyHash)),
     listApiKeys: async () => await call('listApiKeys', async () => await store.listApiKeys()),

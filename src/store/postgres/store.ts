@@ -51,10 +51,10 @@ const TAKEN_KEY = `
   FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
   WHERE k.scope = $1 AND k.key = $2 AND k.created_at >= $3`
 
-async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord, createdAt?: Date): Promise<ApiKeyRecord | undefined> {
+async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
   const { rows } = await db.query<ApiKeyRow>(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
-    VALUES ($1, $2, $3, COALESCE($4, now()), $5, $6, $7) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`,
-  [key.name, key.keyHash, key.scopes.join(','), createdAt ?? null, key.expiresAt, key.lifetimeSeconds, key.rateLimit])
+    VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`,
+  [key.name, key.keyHash, key.scopes.join(','), key.createdAt, key.expiresAt, key.lifetimeSeconds, key.rateLimit])
   return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
 }
 
@@ -234,15 +234,13 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return await insertApiKey(pool, key)
     },
 
-    async rotateApiKey (name, { keyHash, at, graceEndsAt, expiresAt }) {
+    async rotateApiKey ({ replacedId, graceEndsAt, key }) {
       return await transaction(async (client) => {
-        // Locked: a rotation or revocation of the name at the same moment waits for this one.
-        const { rows } = await client.query<ApiKeyRow>('SELECT * FROM api_keys WHERE name = $1 AND retires_at IS NULL AND revoked_at IS NULL FOR UPDATE', [name])
-        if (rows[0] === undefined) return undefined
-        await client.query('UPDATE api_keys SET retires_at = $2 WHERE name = $1 AND retires_at > $2', [name, at])
-        await client.query('UPDATE api_keys SET retires_at = $2 WHERE id = $1', [rows[0].id, graceEndsAt])
-        const replaced = rowToApiKey(rows[0])
-        return await insertApiKey(client, { ...replaced, keyHash, expiresAt: expiresAt(replaced) }, at)
+        // The row stays locked: a rotation or revocation of the name at the same moment waits for this one.
+        const { rowCount } = await client.query('UPDATE api_keys SET retires_at = $2 WHERE id = $1 AND retires_at IS NULL AND revoked_at IS NULL', [replacedId, graceEndsAt])
+        if (rowCount === 0) return undefined
+        await client.query('UPDATE api_keys SET retires_at = $2 WHERE name = $1 AND retires_at > $2 AND id <> $3', [key.name, key.createdAt, replacedId])
+        return await insertApiKey(client, key)
       })
     },
 
