@@ -65,15 +65,8 @@ export async function rotateApiKey (store: Store, name: string, graceSeconds: nu
     const rotated = await store.rotateApiKey({
       replacedId: current.id,
       graceEndsAt: new Date(at.getTime() + graceSeconds * 1000),
-      key: {
-        name,
-        keyHash: hashApiKey(key),
-        scopes: current.scopes,
-        createdAt: at,
-        expiresAt: lifetimeSeconds === null ? expiresAt : new Date(at.getTime() + lifetimeSeconds * 1000),
-        lifetimeSeconds,
-        rateLimit: current.rateLimit
-      }
+      // The same scopes, rate limit and kind of lifetime.
+      key: { ...current, keyHash: hashApiKey(key), createdAt: at, expiresAt: lifetimeSeconds === null ? expiresAt : new Date(at.getTime() + lifetimeSeconds * 1000) }
     })
     if (rotated !== undefined) return key
   }
