@@ -209,8 +209,7 @@ async function bench (options: Options, work: string): Promise<number> {
         const seconds = await seed(ROOT, url, animals)
         fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : statSync(file).size + (existsSync(`${file}-wal`) ? statSync(`${file}-wal`).size : 0) })
         const target = await startService(`${database} ${animals}`, ROOT, url, API_KEY, placement(`scale-${database}-${animals}`))
-        // The service makes its cursor secret on its first start.
-        const cursors = await deepCursors(url, animals, 1000)
+        const cursors = await deepCursors(target.origin, API_KEY, animals, 1000)
         sized.push({ target, base: database, file, spec: (workload) => workloadSpec(workload, API_KEY, animals, cursors) })
       }
     }

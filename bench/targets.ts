@@ -4,12 +4,11 @@
  * (bench/peers/, compiled to plain JavaScript). Reads their CPU time and peak RSS from /proc.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createHmac, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import Database from 'better-sqlite3'
 import pg from 'pg'
 
 export interface Target {
@@ -176,26 +175,22 @@ export async function createSchema (adminUrl: string): Promise<{ url: string, an
 }
 
 /**
- * `count` cursors of pages at random positions in the deeper half of animals 1..`animals`,
- * signed as the service signs them (HMAC-SHA256 of `id:`, 16 bytes, base64url) with the secret
- * it keeps in its database; a cursor the service refused would show as failed requests.
+ * `count` cursors of pages spread over the deeper half of animals 1..`animals`, each taken from
+ * the `Link` of a page on a walk through the list: only the service makes its cursors.
  */
-export async function deepCursors (databaseUrl: string, animals: number, count: number): Promise<string[]> {
-  let secret: Buffer
-  if (databaseUrl.startsWith('sqlite:')) {
-    const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true })
-    secret = (db.prepare("SELECT value FROM secrets WHERE name = 'cursor'").get() as { value: Buffer }).value
-    db.close()
-  } else {
-    const client = new pg.Client({ connectionString: databaseUrl })
-    await client.connect()
-    secret = (await client.query("SELECT value FROM secrets WHERE name = 'cursor'")).rows[0].value as Buffer
-    await client.end()
+export async function deepCursors (origin: string, apiKey: string, animals: number, count: number): Promise<string[]> {
+  // Pages as small as gives `count` cursors in the deeper half, at most the largest page (100).
+  const limit = Math.min(100, Math.max(1, Math.floor(animals / 2 / count)))
+  const cursors: string[] = []
+  let cursor = ''
+  // Up to 100 from the end, so each page of the workload is full.
+  for (let seen = limit; seen <= animals - 100; seen += limit) {
+    const response = await fetch(`${origin}/v1/pets?limit=${limit}${cursor}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    await response.arrayBuffer()
+    const next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
+    if (response.status !== 200 || next === undefined) throw new Error(`GET /v1/pets after ${seen - limit} animals: ${response.status}, no next page`)
+    cursor = `&cursor=${new URL(next).searchParams.get('cursor')!}`
+    if (seen >= animals / 2) cursors.push(cursor.slice('&cursor='.length))
   }
-  const half = Math.floor(animals / 2)
-  return Array.from({ length: count }, (_, i) => {
-    // Evenly spread over the deeper half, up to 100 from the end so each page is full.
-    const payload = Buffer.from(`${half + Math.floor((i + 0.5) * Math.max(1, animals - half - 100) / count)}:`)
-    return `${payload.toString('base64url')}.${createHmac('sha256', secret).update(payload).digest().subarray(0, 16).toString('base64url')}`
-  })
+  return Array.from({ length: count }, (_, i) => cursors[Math.floor(i * cursors.length / count)]!)
 }

@@ -3,7 +3,7 @@
  * issued, so a fresh `npm start` serves a caller at once instead of answering only 401s.
  */
 import type { Store } from '../store/store.js'
-import { issueApiKey } from './api-keys.js'
+import { issueApiKey } from './api-keys/lifecycle.js'
 
 /** The name the first key goes by in metrics and `petstore keys list`. */
 export const FIRST_KEY_NAME = 'default'

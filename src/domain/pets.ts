@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
 import type { Int64 } from '../schemas/kinds.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
 import type { Store } from '../store/store.js'
-import type { Caller } from './api-keys.js'
+import type { Caller } from './api-keys/verifier.js'
 import { CursorCodec } from './cursor.js'
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, PetNotFound } from './errors.js'
 

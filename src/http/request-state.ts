@@ -3,7 +3,7 @@
  * key, who called, and the Idempotency-Key it holds.
  */
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
-import type { Caller } from '../domain/api-keys.js'
+import type { Caller } from '../domain/api-keys/verifier.js'
 import fp from 'fastify-plugin'
 
 export interface RequestState {

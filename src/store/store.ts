@@ -36,45 +36,37 @@ export interface ListPetsOptions {
   afterId?: Int64
 }
 
-/** A stored key; instants are RFC 3339 (UTC) strings. */
+/** A stored key. */
 export interface ApiKeyRecord {
   id: number
   name: string
   /** SHA-256 of the key, hex. */
   keyHash: string
   scopes: ApiKeyScope[]
-  createdAt: string
+  createdAt: Date
   /** From this instant on the key is refused; null: never. */
-  expiresAt: string | null
+  expiresAt: Date | null
   /** The seconds of an `--expires-in`, restarted by a rotation; null for a fixed instant or none. */
   lifetimeSeconds: number | null
   /** Requests a minute, replacing RATE_LIMIT (0: none); null follows RATE_LIMIT. */
   rateLimit: number | null
-  lastUsedAt: string | null
+  lastUsedAt: Date | null
   /** Null for the name's current key; for a rotated-out key, the instant its grace ends. */
-  retiresAt: string | null
-  revokedAt: string | null
+  retiresAt: Date | null
+  revokedAt: Date | null
 }
 
-/** A key to store under a name free of any current key. */
-export interface NewApiKeyRecord {
-  name: string
-  keyHash: string
-  scopes: ApiKeyScope[]
-  expiresAt: Date | null
-  lifetimeSeconds: number | null
-  rateLimit: number | null
-}
+/** A key to store as the current key of its name. */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, 'id' | 'lastUsedAt' | 'retiresAt' | 'revokedAt'>
 
-/** A key to store as the new current key of a name, the old current one retiring. */
+/** A key to store as the new current key of a name, the one it replaces retiring. */
 export interface RotationRecord {
-  keyHash: string
-  /** When the rotation happens: a retiring key still in its grace ends now. */
-  at: Date
+  /** The name's current key, as read before: the rotation is refused if it is current no more. */
+  replacedId: number
   /** When the replaced key stops working. */
   graceEndsAt: Date
-  /** The new key's expiry, from the replaced one (read in the same transaction). */
-  expiresAt: (replaced: ApiKeyRecord) => Date | null
+  /** The new key; a key of the name still retiring from an earlier rotation ends at its `createdAt`. */
+  key: NewApiKeyRecord
 }
 
 /** A checked backup, as recorded in the database. */
@@ -126,11 +118,11 @@ export interface Store {
   /** Returns undefined when a key has that name already. */
   insertApiKey (key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined>
   /**
-   * In one transaction: the name's current key retires at `graceEndsAt`, a key still retiring
-   * ends at `at`, and the new key (the old one's scopes and rate limit) becomes current.
-   * Returns undefined when the name has no current key that is not revoked.
+   * In one transaction: the replaced key retires at `graceEndsAt`, a key still retiring ends,
+   * and the new key becomes current. Returns undefined, storing nothing, when the replaced key
+   * is no longer its name's current key, or is revoked.
    */
-  rotateApiKey (name: string, rotation: RotationRecord): Promise<ApiKeyRecord | undefined>
+  rotateApiKey (rotation: RotationRecord): Promise<ApiKeyRecord | undefined>
   findApiKeyByHash (keyHash: string): Promise<ApiKeyRecord | undefined>
   /** Every key, current, retiring and past, in the order of issue. */
   listApiKeys (): Promise<ApiKeyRecord[]>

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey } from '../../src/domain/api-keys.js'
+import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { backends, useTestStore } from '../helper.js'
 
 for (const backend of backends()) {
@@ -23,6 +23,14 @@ for (const backend of backends()) {
       await issueApiKey(fixture.store, { name: 'renewed', lifetime: { seconds: 1 } })
       await new Promise((resolve) => setTimeout(resolve, 1_010))
       assert.match(await rotateApiKey(fixture.store, 'renewed', 0), /^petstore_api_/, 'an --expires-in restarts')
+    })
+
+    it('rotates a name twice at the same moment: both in turn, each new key with the scopes and rate limit', async () => {
+      await issueApiKey(fixture.store, { name: 'busy', scopes: ['pets:read'], rateLimit: 7 })
+      await Promise.all([rotateApiKey(fixture.store, 'busy', 60), rotateApiKey(fixture.store, 'busy', 60)])
+      const records = (await fixture.store.listApiKeys()).filter((record) => record.name === 'busy')
+      assert.deepEqual(records.map((record) => [record.scopes, record.rateLimit]), Array(3).fill([['pets:read'], 7]))
+      assert.equal(records.filter((record) => record.retiresAt === null).length, 1)
     })
   })
 }

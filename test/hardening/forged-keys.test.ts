@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { issueApiKey } from '../../src/domain/api-keys.js'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import type { Store } from '../../src/store/store.js'
 import { AUTH, TEST_KEY, backends, createTestDatabase, errorBody, startTestServer, type TestServer } from '../helper.js'

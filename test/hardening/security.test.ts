@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
-import { issueApiKey } from '../../src/domain/api-keys.js'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 import { query } from './database.js'
 import { rawRequest } from './raw-http.js'
@@ -77,7 +77,7 @@ for (const backend of backends()) {
     })
 
     it('never writes a key to the log, whatever the operation and wherever the client put it, in either format', async () => {
-      await server.store.insertApiKey({ name: 'legacy', keyHash: sha256(legacy), scopes: ['pets:read', 'pets:write'], expiresAt: null, lifetimeSeconds: null, rateLimit: null })
+      await server.store.insertApiKey({ name: 'legacy', keyHash: sha256(legacy), scopes: ['pets:read', 'pets:write'], createdAt: new Date(), expiresAt: null, lifetimeSeconds: null, rateLimit: null })
       for (const key of [TEST_KEY, issued, legacy, forged]) await exerciseEverything(server, key)
       const lines = server.logText().split('\n')
       assert.ok(lines.length > 50, `the log was captured (${lines.length} lines)`)

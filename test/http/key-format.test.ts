@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { hashApiKey, issueApiKey } from '../../src/domain/api-keys.js'
+import { hashApiKey } from '../../src/domain/api-keys/format.js'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import { backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 
@@ -48,7 +49,7 @@ for (const backend of backends()) {
 
     it('keeps keys issued before the new format working', async () => {
       const legacy = `ps_${randomBytes(32).toString('base64url')}`
-      await server.store.insertApiKey({ name: 'legacy', keyHash: hashApiKey(legacy), scopes: ['pets:read', 'pets:write'], expiresAt: null, lifetimeSeconds: null, rateLimit: null })
+      await server.store.insertApiKey({ name: 'legacy', keyHash: hashApiKey(legacy), scopes: ['pets:read', 'pets:write'], createdAt: new Date(), expiresAt: null, lifetimeSeconds: null, rateLimit: null })
       assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${legacy}` } })).status, 200)
     })
 

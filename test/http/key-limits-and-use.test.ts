@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { issueApiKey } from '../../src/domain/api-keys.js'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import type { Store } from '../../src/store/store.js'
 import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer, useTwoInstances } from '../helper.js'
 
@@ -26,7 +26,7 @@ function countUseWrites (store: Store): () => number {
 }
 
 async function lastUsedAt (store: Store, name: string): Promise<string | null> {
-  return (await store.listApiKeys()).find((record) => record.name === name)!.lastUsedAt
+  return (await store.listApiKeys()).find((record) => record.name === name)!.lastUsedAt?.toISOString() ?? null
 }
 
 for (const backend of backends()) {

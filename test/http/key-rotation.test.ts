@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { issueApiKey, rotateApiKey } from '../../src/domain/api-keys.js'
+import { issueApiKey, rotateApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { backends, errorBody, type TestServer, useTwoInstances } from '../helper.js'
 
 // The verifier's cache window, and a margin: what "every instance within 5 s" allows.

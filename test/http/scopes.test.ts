@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { issueApiKey } from '../../src/domain/api-keys.js'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { backends, errorBody, startTestServer, TEST_KEY, type TestServer } from '../helper.js'
 
 const READ_ONLY_KEY = 'read-only-key-0123456789'

@@ -114,7 +114,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
         await sql(locker, 'SET LOCAL idle_in_transaction_session_timeout = 0')
         await sql(locker, 'LOCK TABLE pets, api_keys IN ACCESS EXCLUSIVE MODE')
         await assert.rejects(store.insertPets([{ ...newPet, name: 'timed out' }]), (err) => err instanceof StoreUnavailable)
-        await assert.rejects(store.insertApiKey({ name: 'timed-out', keyHash: 'f'.repeat(64), scopes: ['pets:read'], expiresAt: null, lifetimeSeconds: null, rateLimit: null }), (err) => err instanceof StoreUnavailable)
+        await assert.rejects(store.insertApiKey({ name: 'timed-out', keyHash: 'f'.repeat(64), scopes: ['pets:read'], createdAt: new Date(), expiresAt: null, lifetimeSeconds: null, rateLimit: null }), (err) => err instanceof StoreUnavailable)
         await sql(locker, 'COMMIT')
         await new Promise((resolve) => setTimeout(resolve, 1_000)) // a late commit would land within this
         assert.equal(await count(), 0, 'the insert did not commit once the lock was gone')

@@ -1,6 +1,6 @@
 import { writeSync } from 'node:fs'
 import type { Command } from 'commander'
-import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey, stateOf, type ApiKeyLifetime } from '../../domain/api-keys.js'
+import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey, stateOf, type ApiKeyLifetime } from '../../domain/api-keys/lifecycle.js'
 import { BrokenRule, duration, instant, integer } from '../../schemas/operator-values.js'
 import { API_KEY_SCOPES, type ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord, Store } from '../../store/store.js'
@@ -9,7 +9,7 @@ import { addSettingFlags, parseFlag } from '../options.js'
 import { withStore } from '../with-store.js'
 
 const KEY_NAME = /^[A-Za-z0-9._-]{1,64}$/
-// The names the keys of PETSTORE_API_KEYS and PETSTORE_READ_ONLY_KEYS go by (src/domain/api-keys.ts).
+// The names the keys of PETSTORE_API_KEYS and PETSTORE_READ_ONLY_KEYS go by (src/domain/api-keys/verifier.ts).
 const CONFIGURED_KEY_NAME = /^env-(read-)?[0-9]+$/
 const GRACE_DEFAULT = '24h'
 
@@ -123,9 +123,9 @@ export function registerKeysCommands (program: Command): void {
     }
     for (const record of records) {
       const state = stateOf(record, now)
-      const when = state === 'revoked' ? ` ${record.revokedAt}` : state === 'retiring' ? ` until ${record.retiresAt}` : ''
-      process.stdout.write(`${record.name}\tcreated ${record.createdAt}\t${state}${when}\t${record.scopes.join(',')}\t` +
-        `expires ${record.expiresAt ?? 'never'}\tlast used ${record.lastUsedAt ?? 'never'}\n`)
+      const when = state === 'revoked' ? ` ${record.revokedAt!.toISOString()}` : state === 'retiring' ? ` until ${record.retiresAt!.toISOString()}` : ''
+      process.stdout.write(`${record.name}\tcreated ${record.createdAt.toISOString()}\t${state}${when}\t${record.scopes.join(',')}\t` +
+        `expires ${record.expiresAt?.toISOString() ?? 'never'}\tlast used ${record.lastUsedAt?.toISOString() ?? 'never'}\n`)
     }
   })
 

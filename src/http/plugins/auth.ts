@@ -3,7 +3,7 @@
  * unknown routes and methods included.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import type { ApiKeyVerifier, Verdict } from '../../domain/api-keys.js'
+import type { ApiKeyVerifier, Verdict } from '../../domain/api-keys/verifier.js'
 import { HttpError } from '../errors.js'
 import type { ApiKeyScope } from '../../schemas/scopes.js'
 

@@ -70,7 +70,7 @@ export class Metrics {
     registers: [this.registry]
   })
 
-  /** `keyExpiries`: each name's current key's expiry in unix seconds (src/domain/api-keys.ts expiryByName). */
+  /** `keyExpiries`: each name's current key's expiry in unix seconds (src/domain/api-keys/lifecycle.ts expiryByName). */
   constructor (store: StoreReadings, keyExpiries: () => Promise<Map<string, number>>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'petstore_' })
     // Read from the store at each scrape (never per request), so a key issued by the CLI shows at the next one.

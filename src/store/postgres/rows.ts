@@ -20,8 +20,6 @@ export interface ApiKeyRow {
   revoked_at: Date | null
 }
 
-const instant = (date: Date | null): string | null => date === null ? null : date.toISOString()
-
 export const PET_COLUMNS = 'id, name, category_id, status'
 
 /** @example rowToPet({ id: '1', name: 'Rex', category_id: '3', status: 'sold' }) // { id: 1, …, categoryId: 3 } */
@@ -35,12 +33,12 @@ export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
     name: row.name,
     keyHash: row.key_hash,
     scopes: row.scopes.split(',') as ApiKeyScope[],
-    createdAt: row.created_at.toISOString(),
-    expiresAt: instant(row.expires_at),
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
     lifetimeSeconds: row.lifetime_seconds,
     rateLimit: row.rate_limit,
-    lastUsedAt: instant(row.last_used_at),
-    retiresAt: instant(row.retires_at),
-    revokedAt: instant(row.revoked_at)
+    lastUsedAt: row.last_used_at,
+    retiresAt: row.retires_at,
+    revokedAt: row.revoked_at
   }
 }

@@ -21,6 +21,8 @@ export interface ApiKeyRow {
   revoked_at: string | null
 }
 
+const instant = (text: string | null): Date | null => text === null ? null : new Date(text)
+
 export const PET_COLUMNS = 'id, name, category_id, status'
 
 /** @example rowToPet({ id: 1n, name: 'Rex', category_id: 3n, status: 'sold' }) // { id: 1, …, categoryId: 3 } */
@@ -34,13 +36,13 @@ export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
     name: row.name,
     keyHash: row.key_hash,
     scopes: row.scopes.split(',') as ApiKeyScope[],
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
+    createdAt: new Date(row.created_at),
+    expiresAt: instant(row.expires_at),
     lifetimeSeconds: row.lifetime_seconds === null ? null : Number(row.lifetime_seconds),
     rateLimit: row.rate_limit === null ? null : Number(row.rate_limit),
-    lastUsedAt: row.last_used_at,
-    retiresAt: row.retires_at,
-    revokedAt: row.revoked_at
+    lastUsedAt: instant(row.last_used_at),
+    retiresAt: instant(row.retires_at),
+    revokedAt: instant(row.revoked_at)
   }
 }
 

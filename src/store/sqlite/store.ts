@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { Pet } from '../../schemas/pets.js'
+import { Batcher, type BatchPolicy } from '../batcher.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import type { ApiKeyRecord, CreateResult, ListPetsOptions, NewApiKeyRecord, NewPetRecord, RotationRecord, Store } from '../store.js'
 import { withStoreErrors } from '../store-errors.js'
@@ -14,15 +15,15 @@ import { backupDatabase } from './backup.js'
 import { openConnection, statementCache } from './connection.js'
 import type { CreateRequest } from './create-pets.js'
 import { isSqliteUnavailable } from './errors.js'
-import { GroupCommit } from './group-commit.js'
 import { MIGRATIONS } from './migrations.js'
 import { PageCache } from './page-cache.js'
 import { petIdAllocator } from './pet-ids.js'
 import { findPetRow, PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 import { SqliteWriter } from './writer.js'
 
-// Creates gathered into one commit at most; a batch's transaction stays short.
-const MAX_BATCH = 256
+// One writer, and each commit waits for its fsync: creates of a turn, and those that arrive
+// during a commit, go in one transaction.
+const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, slots: 1, gatherTurn: true }
 // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
 const IMPORT_ROWS = 100
 
@@ -38,7 +39,7 @@ export function openSqliteStore (path: string): Store {
   const db: Database.Database = openConnection(path)
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
-  const creates = new GroupCommit<CreateRequest, CreateResult>((requests) => writer.createPets(requests), MAX_BATCH)
+  const creates = new Batcher<CreateRequest, CreateResult>((requests) => writer.createPets(requests), CREATE_BATCHES)
   const pages = new PageCache(db)
 
   const importPets = db.transaction((pets: Pet[]) => {
@@ -59,20 +60,18 @@ export function openSqliteStore (path: string): Store {
     importPets(pets.map((pet) => ({ id: nextId(), ...pet })))
   })
 
-  function insertApiKey (key: NewApiKeyRecord, createdAt: Date): ApiKeyRecord | undefined {
+  function insertApiKey (key: NewApiKeyRecord): ApiKeyRecord | undefined {
     const row = sql(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`)
-      .get(key.name, key.keyHash, key.scopes.join(','), createdAt.toISOString(), key.expiresAt?.toISOString() ?? null, key.lifetimeSeconds, key.rateLimit) as ApiKeyRow | undefined
+      .get(key.name, key.keyHash, key.scopes.join(','), key.createdAt.toISOString(), key.expiresAt?.toISOString() ?? null, key.lifetimeSeconds, key.rateLimit) as ApiKeyRow | undefined
     return row === undefined ? undefined : rowToApiKey(row)
   }
-  const rotateApiKey = db.transaction((name: string, { keyHash, at, graceEndsAt, expiresAt }: RotationRecord) => {
-    const row = sql('SELECT * FROM api_keys WHERE name = ? AND retires_at IS NULL AND revoked_at IS NULL').get(name) as ApiKeyRow | undefined
-    if (row === undefined) return undefined
-    const now = at.toISOString()
-    sql('UPDATE api_keys SET retires_at = ? WHERE name = ? AND retires_at > ?').run(now, name, now)
-    sql('UPDATE api_keys SET retires_at = ? WHERE id = ?').run(graceEndsAt.toISOString(), row.id)
-    const replaced = rowToApiKey(row)
-    return insertApiKey({ ...replaced, keyHash, expiresAt: expiresAt(replaced) }, at)
+  const rotateApiKey = db.transaction(({ replacedId, graceEndsAt, key }: RotationRecord) => {
+    const retired = sql('UPDATE api_keys SET retires_at = ? WHERE id = ? AND retires_at IS NULL AND revoked_at IS NULL').run(graceEndsAt.toISOString(), replacedId)
+    if (retired.changes === 0) return undefined
+    const at = key.createdAt.toISOString()
+    sql('UPDATE api_keys SET retires_at = ? WHERE name = ? AND retires_at > ? AND id <> ?').run(at, key.name, at, replacedId)
+    return insertApiKey(key)
   })
   const recordApiKeyUses = db.transaction((uses: ReadonlyArray<{ keyHash: string, at: Date }>) => {
     const update = sql('UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? AND (last_used_at IS NULL OR last_used_at < ?)')
@@ -140,11 +139,11 @@ export function openSqliteStore (path: string): Store {
     },
 
     async insertApiKey (key) {
-      return insertApiKey(key, new Date())
+      return insertApiKey(key)
     },
 
-    async rotateApiKey (name, rotation) {
-      return rotateApiKey.immediate(name, rotation)
+    async rotateApiKey (rotation) {
+      return rotateApiKey.immediate(rotation)
     },
 
     async findApiKeyByHash (keyHash) {
