@@ -27,7 +27,7 @@ import { compileValidator } from './validation.js'
 import { WindowCounts } from './window-counts.js'
 import { accessLog } from './plugins/access-log.js'
 import { corsOrigins } from './plugins/cors.js'
-import { type Metrics, metricsHooks } from './plugins/metrics.js'
+import { type Metrics, requestMetrics } from './plugins/metrics.js'
 import { unroutedAnswers } from './plugins/unrouted.js'
 
 /** What the stages read of the configuration: src/config.ts documents each. */
@@ -105,15 +105,15 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.addHook('onRequest', throttle.check)
   // 401 before any check of the request: a caller without a key learns nothing of our rules (RFC 6750 §3).
   app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
-  const requests = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
+  const requestCounts = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
   // Only callers with a valid key are counted, and every answer to them from here on counts.
-  app.addHook('onRequest', perKeyRateLimit(config.rateLimit, requests))
+  app.addHook('onRequest', perKeyRateLimit(config.rateLimit, requestCounts))
   // Before the request checks and the body: a key without the scope learns no more.
   app.addHook('onRequest', requireScope)
   app.addHook('onRequest', checkRequest)
   // After auth: 410 only for a caller with a valid key.
   app.addHook('onRequest', refuseAfterSunset(deprecation))
-  await app.register(metricsHooks, { metrics })
+  await app.register(requestMetrics, { metrics })
   // The route: its body read as JSON and its parts checked by its schema (src/schemas), then its
   // handler (src/http/routes/); a request no route takes, the catch-all.
   app.removeAllContentTypeParsers()

@@ -146,5 +146,5 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metr
   })
 }
 
-/** @example await app.register(metricsHooks, options) */
-export const metricsHooks = fp<{ metrics: Metrics }>(metricsPlugin, { name: 'petstore-metrics' })
+/** @example await app.register(requestMetrics, options) */
+export const requestMetrics = fp<{ metrics: Metrics }>(metricsPlugin, { name: 'petstore-metrics' })
