@@ -11,7 +11,7 @@ import { BODY_LIMIT_BYTES } from '../schemas/limits.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 
 /**
- * An answer with the Error body; rendered only by the error handler (error-handler.ts).
+ * An answer with the Error body; rendered by error-handler.ts, or on the socket by node-server.ts.
  * @example throw new HttpError('uri_too_long', 'request target: must be at most 8192 bytes')
  */
 export class HttpError extends Error {

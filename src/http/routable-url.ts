@@ -2,7 +2,8 @@
  * Fastify's `rewriteUrl`: a target the router cannot read still meets every stage of the pipeline.
  * A path segment it cannot percent-decode (`%ZZ`, `%C0`) has its `%` taken literally: the request
  * meets its route, whose validation answers the 400. An absolute-form target whose origin it cannot
- * read gets a scheme it does not read at all: the catch-all (plugins/unrouted.ts) answers the 400.
+ * read gets a scheme it does not read at all: the catch-all (plugins/unrouted.ts) answers the 400,
+ * after auth has judged the path behind that scheme (auth.ts).
  */
 import type { RawRequestDefaultExpression } from 'fastify'
 
