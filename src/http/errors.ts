@@ -7,11 +7,11 @@ import type { FastifyError } from 'fastify'
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, InvalidCursor, PetNotFound } from '../domain/errors.js'
 import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../schemas/error.js'
 import { MalformedJson } from '../schemas/json-reader.js'
-import { BODY_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
+import { BODY_LIMIT_BYTES } from '../schemas/limits.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 
 /**
- * An answer with the Error body; rendered only by the error handler (error-handler.ts).
+ * An answer with the Error body; rendered by error-handler.ts, or on the socket by node-server.ts.
  * @example throw new HttpError('uri_too_long', 'request target: must be at most 8192 bytes')
  */
 export class HttpError extends Error {
@@ -44,10 +44,7 @@ const FASTIFY_ERRORS: Record<string, () => HttpError> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError('payload_too_large', `body: must be at most ${BODY_LIMIT_BYTES} bytes`),
   FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new HttpError('unsupported_media_type', 'Content-Type: must be application/json'),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError('malformed_json', 'body: is shorter or longer than its Content-Length'),
-  FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError('malformed_json', 'body: is empty; send a JSON object'),
-  FST_ERR_BAD_URL: () => new HttpError('validation_failed', 'path: is not a valid URL'),
-  FST_ERR_MAX_PARAM_LENGTH: () => new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`),
-  FST_ERR_ASYNC_CONSTRAINT: () => new HttpError('validation_failed', 'request: is not valid')
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError('malformed_json', 'body: is empty; send a JSON object')
 }
 
 /**

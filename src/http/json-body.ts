@@ -3,10 +3,9 @@
  * and only uncompressed.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBodyParser } from 'fastify'
 import { HttpError } from './errors.js'
 import { decodeUtf8, parseExactJson } from '../schemas/json-reader.js'
-import fp from 'fastify-plugin'
 
 /** Whether a Content-Encoding names no coding but `identity` (empty list elements are skipped, RFC 9110 §5.6.1). */
 function isIdentity (contentEncoding: string): boolean {
@@ -31,10 +30,8 @@ function isUtf8Charset (contentType: string): boolean {
 
 /**
  * Refuses a body this parser would misread: compressed, or in another charset (RFC 9110 §15.5.16).
- * @throws HttpError unsupported_media_type
- * @example checkBodyEncoding({ 'content-type': 'application/json; charset=latin1' }) // throws
  */
-export function checkBodyEncoding (headers: IncomingHttpHeaders): void {
+function checkBodyEncoding (headers: IncomingHttpHeaders): void {
   const contentEncoding = headers['content-encoding']
   if (contentEncoding !== undefined && !isIdentity(contentEncoding)) {
     throw new HttpError('unsupported_media_type', 'Content-Encoding: must be identity; send the body uncompressed')
@@ -45,18 +42,18 @@ export function checkBodyEncoding (headers: IncomingHttpHeaders): void {
   }
 }
 
-/** Makes `application/json` (any parameters; a charset only utf-8), uncompressed, the one body type the API takes. */
-async function jsonBodyPlugin (app: FastifyInstance): Promise<void> {
-  app.removeAllContentTypeParsers()
-  app.addContentTypeParser(/^application\/json(\s*;.*)?$/i, { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      checkBodyEncoding(request.headers)
-      done(null, parseExactJson(decodeUtf8(body as Buffer)))
-    } catch (err) {
-      done(err as Error, undefined)
-    }
-  })
-}
+/** What the API takes as a body: `application/json`, with any parameters (a charset only utf-8). */
+export const JSON_CONTENT_TYPE = /^application\/json(\s*;.*)?$/i
 
-/** @example await app.register(jsonBody) */
-export const jsonBody = fp(jsonBodyPlugin, { name: 'petstore-json-body' })
+/**
+ * The one body parser: uncompressed UTF-8 JSON, read exactly.
+ * @example app.addContentTypeParser(JSON_CONTENT_TYPE, { parseAs: 'buffer' }, parseJsonBody)
+ */
+export const parseJsonBody: FastifyBodyParser<Buffer> = (request, body, done) => {
+  try {
+    checkBodyEncoding(request.headers)
+    done(null, parseExactJson(decodeUtf8(body)))
+  } catch (err) {
+    done(err as Error, undefined)
+  }
+}

@@ -1,13 +1,12 @@
 /**
- * What the hooks learn of a request, on one typed decoration: whether it needs a
+ * What the stages learn of a request, on one typed decoration: whether it needs a
  * key, who called, and the Idempotency-Key it holds.
  */
-import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify'
+import type { onRequestAsyncHookHandler } from 'fastify'
 import type { Caller } from '../domain/api-keys/verifier.js'
-import fp from 'fastify-plugin'
 
 export interface RequestState {
-  /** Whether the path needs a key; worked out once, by the first hook that asks. */
+  /** Whether the path needs a key; worked out once, by the first stage that asks. */
   keyRequired?: boolean
   /** The authenticated caller; set on every request under /v1 that passed auth. */
   caller?: Caller
@@ -22,17 +21,9 @@ declare module 'fastify' {
 }
 
 /**
- * The first hook of every request: a fresh state (an object decoration is shared by every request).
- * @example app.addHook('onRequest', startRequestState)
+ * A fresh state for each request: a decoration's object value would be shared by every request.
+ * @example app.decorateRequest('state'); app.addHook('onRequest', startRequestState)
  */
 export const startRequestState: onRequestAsyncHookHandler = async (request) => {
   request.state = {}
 }
-
-/** @example decorateRequestState(app) // before the hooks that read it */
-async function requestStatePlugin (app: FastifyInstance): Promise<void> {
-  app.decorateRequest('state')
-}
-
-/** @example await app.register(requestState) */
-export const requestState = fp(requestStatePlugin, { name: 'petstore-request-state' })

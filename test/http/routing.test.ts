@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, TEST_KEY, backends, errorBody, get, startTestServer, type TestServer } from '../helper.js'
+import { rawRequest } from '../hardening/raw-http.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: routes, methods and common headers`, { skip: backend.skip }, () => {
@@ -29,6 +30,20 @@ for (const backend of backends()) {
       const response = await fetch(`${server.origin}/nothing-here`)
       assert.equal(response.status, 404)
       assert.equal((await errorBody(response)).code, 'not_found')
+    })
+
+    it('answers a target the router cannot read with 400 after every stage: the key first, then its log line', async () => {
+      for (const [i, target] of ['http:///v1/pets', 'http://x:99999/v1/pets/1', 'http://x/v1/pets#top'].entries()) {
+        const refused = await rawRequest(server.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)
+        assert.equal(refused.status, 401, `${target}: ${refused.body}`)
+        const id = `unreadable-${i}`
+        const response = await rawRequest(server.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nAuthorization: Bearer ${TEST_KEY}\r\n\r\n`)
+        assert.equal(response.status, 400, target)
+        assert.deepEqual(JSON.parse(response.body), { code: 'validation_failed', message: 'path: is not a valid URL', status: 400 })
+        assert.equal(response.headers['cache-control'], 'no-store', target)
+        const lines = server.logs().filter((line) => line.requestId === id && line.msg === 'request')
+        assert.deepEqual(lines.map(({ route, status }) => ({ route, status })), [{ route: '(no route)', status: 400 }], target)
+      }
     })
 
     it('echoes a well-formed X-Request-Id and replaces any other', async () => {

@@ -19,9 +19,8 @@ function isPreflight (request: FastifyRequest): boolean {
 }
 
 /**
- * Registered before authentication, for a preflight carries no key: a named origin's preflight
- * is answered 204 at once; any other OPTIONS goes on to its usual answer (401, 404 or 405).
- * @example if (config.corsOrigins.length > 0) await registerCors(app, config.corsOrigins)
+ * A named origin's preflight is answered 204 at once; any other OPTIONS goes on to its usual
+ * answer (401, 404 or 405).
  */
 async function corsPlugin (app: FastifyInstance, { origins }: { origins: readonly string[] }): Promise<void> {
   const named = new Set(origins)

@@ -132,7 +132,8 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metr
   app.addHook('onResponse', (request, reply, done) => {
     // Fastify builds routeOptions anew on every read.
     const config = request.routeOptions.config
-    const operation = config.operation ?? 'unmatched'
+    // No route: another method on a known path (405), or no known path at all (the docs page is none either).
+    const operation = config.operation ?? (reply.statusCode === 405 ? 'methodNotAllowed' : 'unmatched')
     const status = String(reply.statusCode)
     requests(`${operation} ${status}`, () => metrics.requests.labels(operation, status)).inc()
     latency(operation, () => metrics.latency.labels(operation)).observe(reply.elapsedTime / 1000)
@@ -145,5 +146,5 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metr
   })
 }
 
-/** @example await app.register(metricsHooks, options) */
-export const metricsHooks = fp<{ metrics: Metrics }>(metricsPlugin, { name: 'petstore-metrics' })
+/** @example await app.register(requestMetrics, options) */
+export const requestMetrics = fp<{ metrics: Metrics }>(metricsPlugin, { name: 'petstore-metrics' })

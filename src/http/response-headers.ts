@@ -6,9 +6,9 @@ import { requiresKey } from './auth.js'
  * animals must not be served to another by a shared cache), no MIME sniffing,
  * no framing, no referrer.
  */
-const PUBLIC = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
-/** The headers of every answer to a request that needs a key. */
-const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
+const EVERY_ANSWER = { 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' }
+/** The headers of every answer behind a key. */
+const BEHIND_KEY = { ...EVERY_ANSWER, 'cache-control': 'no-store' }
 
 /**
  * While the process drains, each response also closes its connection, so that clients
@@ -17,7 +17,7 @@ const BEHIND_KEY = { ...PUBLIC, 'cache-control': 'no-store' }
  */
 export function responseHeaders (isDraining: () => boolean): onRequestAsyncHookHandler {
   return async (request, reply) => {
-    reply.headers(requiresKey(request) ? BEHIND_KEY : PUBLIC)
+    reply.headers(requiresKey(request) ? BEHIND_KEY : EVERY_ANSWER)
     if (isDraining()) reply.header('connection', 'close')
   }
 }

@@ -1,11 +1,10 @@
 /**
- * Protocol checks Node's parser leaves to the application: Host before auth (the
- * 401 of getPet carries a Link built from it), then, after auth (401 comes first),
- * the request target's length, the headers' size, and headers that must come once.
+ * Protocol checks Node's parser leaves to the application: Host, and the request
+ * target's length, the headers' size, and headers that must come once.
  */
 import type { onRequestAsyncHookHandler } from 'fastify'
-import { HttpError } from '../errors.js'
-import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../../schemas/limits.js'
+import { HttpError } from './errors.js'
+import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
 
 const MAX_HEADER_FIELDS = 500
 
@@ -19,8 +18,8 @@ const SINGLE_HEADERS = ['content-type', 'idempotency-key'] as const
 const HOST = /^(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
 
 /**
- * Checked before anything builds a URL from Host (the deprecation Link included).
- * @example app.addHook('onRequest', checkHost) // after the request id, before the deprecation headers
+ * Host: sent once in HTTP/1.1, and only host[:port].
+ * @example app.addHook('onRequest', checkHost)
  */
 export const checkHost: onRequestAsyncHookHandler = async (request) => {
   const host = request.raw.headersDistinct.host
@@ -33,7 +32,7 @@ export const checkHost: onRequestAsyncHookHandler = async (request) => {
   }
 }
 
-/** @example app.addHook('onRequest', checkRequest) // after the deprecation headers and auth */
+/** @example app.addHook('onRequest', checkRequest) */
 export const checkRequest: onRequestAsyncHookHandler = async (request) => {
   // The target as sent: src/http/routable-url.ts may have lengthened it.
   if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {

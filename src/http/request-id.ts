@@ -4,9 +4,6 @@ import type { onRequestAsyncHookHandler } from 'fastify'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
-/** The field of every log line that carries the request id. */
-export const REQUEST_ID_LOG_LABEL = 'requestId'
-
 /**
  * Fastify's `genReqId`: the client's X-Request-Id when it is safe to echo and log, else a
  * new UUID. An id that may be an API key (a client pasting its key in the wrong header)

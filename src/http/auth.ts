@@ -3,9 +3,9 @@
  * unknown routes and methods included.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import type { ApiKeyVerifier, Verdict } from '../../domain/api-keys/verifier.js'
-import { HttpError } from '../errors.js'
-import type { ApiKeyScope } from '../../schemas/scopes.js'
+import type { ApiKeyVerifier, Verdict } from '../domain/api-keys/verifier.js'
+import { HttpError } from './errors.js'
+import type { ApiKeyScope } from '../schemas/scopes.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -14,7 +14,7 @@ declare module 'fastify' {
   }
 }
 
-const PUBLIC = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
+const KEYLESS_PATHS = new Set(['/v1/openapi.json', '/v1/openapi.yaml'])
 // The scheme is case-insensitive (RFC 9110 §11.1). The token is what PETSTORE_API_KEYS
 // takes, printable ASCII without spaces: RFC 6750's b64token and the keys it would refuse.
 const BEARER = /^bearer +([\x21-\x7e]+) *$/i
@@ -31,7 +31,7 @@ const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g
 export function requiresKey (request: FastifyRequest): boolean {
   if (request.state.keyRequired === undefined) {
     const path = request.routeOptions.url ?? routerPathOf(request.url)
-    request.state.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !PUBLIC.has(path)
+    request.state.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !KEYLESS_PATHS.has(path)
   }
   return request.state.keyRequired
 }
@@ -64,12 +64,11 @@ function refusalOf (verdict: Exclude<Verdict, { kind: 'valid' }>): string {
 
 /**
  * The auth hook: 401 unless the request carries one valid bearer key; a refused key
- * (unknown, revoked, malformed, expired, replaced) is reported to `onFailure` first. Also
- * run for what the router refuses (src/http/protocol-errors.ts), so a bad URL is a 401 first too.
+ * (unknown, revoked, malformed, expired, replaced) is reported to `onFailure` first. What the
+ * router refuses meets it too (src/http/plugins/unrouted.ts), so a bad URL is a 401 first too.
  * @example app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
  */
 export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: FastifyRequest) => Promise<void>): onRequestAsyncHookHandler {
-  // 401 before validation: a caller without a key learns nothing of our rules (RFC 6750 §3).
   return async (request) => {
     if (!requiresKey(request)) return
     const token = bearerTokenOf(request)
@@ -88,9 +87,8 @@ export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: Fas
 }
 
 /**
- * 403 when the caller's key lacks the route's scope (RFC 6750 §3.1). After the rate limit, so
- * a 403 counts; before the request checks and the body, so a read-only key learns no more.
- * Unknown routes and other methods have no scope: their 404 and 405 stay.
+ * 403 when the caller's key lacks the route's scope (RFC 6750 §3.1). Unknown routes and other
+ * methods have no scope: their 404 and 405 stay.
  * @example app.addHook('onRequest', requireScope)
  */
 export const requireScope: onRequestAsyncHookHandler = async (request) => {

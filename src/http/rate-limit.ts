@@ -7,31 +7,14 @@
  * get 1.10× the req/s and 0.90× the CPU a request in `npm run bench -- --baseline` (docs/decisions.md).
  */
 import type { onRequestAsyncHookHandler } from 'fastify'
-import { HttpError } from '../errors.js'
-import type { CountWindow, WindowCounts } from '../window-counts.js'
+import { HttpError } from './errors.js'
+import type { WindowCounts } from './window-counts.js'
 
 export const RATE_LIMIT_WINDOW_MS = 60_000
 
 /**
- * The draft's two headers for a key's count in its window, and the seconds until it resets.
- * @example rateLimitHeaders(6000, { count: 1, resetInMs: 60_000 }).headers.ratelimit // '"default";r=5999;t=60'
- */
-function rateLimitHeaders (limit: number, window: CountWindow): { headers: Record<string, string>, reset: number } {
-  const reset = Math.max(1, Math.ceil(window.resetInMs / 1000))
-  return {
-    headers: {
-      'ratelimit-policy': `"default";q=${limit};w=${RATE_LIMIT_WINDOW_MS / 1000}`,
-      ratelimit: `"default";r=${Math.max(0, limit - window.count)};t=${reset}`
-    },
-    reset
-  }
-}
-
-/**
- * The limit's onRequest hook, added after auth, so only callers with a valid key are counted,
- * and before the scope and the route's own checks, so every answer to them counts. A key's own
- * limit (`keys create --rate-limit`) replaces `limit` (RATE_LIMIT), even 0; counted by the key's
- * name, so a rotation's two keys share one quota.
+ * Counts the caller's request. A key's own limit (`keys create --rate-limit`) replaces `limit`
+ * (RATE_LIMIT), even 0; counted by the key's name, so a rotation's two keys share one quota.
  * @example app.addHook('onRequest', perKeyRateLimit(6000, counts))
  */
 export function perKeyRateLimit (limit: number, counts: WindowCounts): onRequestAsyncHookHandler {
@@ -41,8 +24,11 @@ export function perKeyRateLimit (limit: number, counts: WindowCounts): onRequest
     const quota = caller.rateLimit ?? limit
     if (quota === 0) return
     const window = await counts.add(caller.keyName, request.log)
-    const { headers, reset } = rateLimitHeaders(quota, window)
-    reply.headers(headers)
+    const reset = Math.max(1, Math.ceil(window.resetInMs / 1000))
+    reply.headers({
+      'ratelimit-policy': `"default";q=${quota};w=${RATE_LIMIT_WINDOW_MS / 1000}`,
+      ratelimit: `"default";r=${Math.max(0, quota - window.count)};t=${reset}`
+    })
     if (window.count > quota) {
       throw new HttpError('rate_limited', `rate limit: at most ${quota} requests a minute per API key; retry in ${reset} s`,
         { 'retry-after': String(reset) })

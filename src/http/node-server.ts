@@ -1,33 +1,37 @@
 /**
- * Protocol-level rejections, answered with the spec's Error body rather than Node's
- * bare default: what Node's parser refuses (a malformed request line, oversized
- * headers, a slow client) and what the router refuses before any hook runs.
+ * The Node server under Fastify: its bounds on slow clients and large headers, and the spec's
+ * Error body, written on the socket, for what its parser refuses before any request exists (a
+ * malformed request line, oversized headers, a slow client, CONNECT) rather than Node's bare default.
  */
 import { randomUUID } from 'node:crypto'
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, createServer, type RequestListener } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES, type RequestTimeouts } from '../schemas/limits.js'
-import { HttpError, toHttpError } from './errors.js'
-import { sendError } from './error-handler.js'
+import { HttpError } from './errors.js'
 import { noteAnsweredOnSocket } from './plugins/access-log.js'
 
 /**
- * Fastify's `frameworkErrors`: what the router rejects before any hook runs (an
- * absolute-form target without a path, a parameter over its length limit; bad
- * percent-encoding is made routable by src/http/routable-url.ts) first meets the
- * hooks every request meets before its route, so
- * a bad Host is still a 400 and a caller without a key still a 401; then the Error body.
- * @example Fastify({ frameworkErrors: frameworkErrorHandlerFor([stampRequestId, authenticate(verifier)]) })
+ * Fastify's `serverFactory`: bounded waits for slow clients, checked every second rather than every 30 s.
+ * @example Fastify({ serverFactory: serverFactoryFor(REQUEST_TIMEOUTS) })
  */
-export function frameworkErrorHandlerFor (beforeRoute: readonly onRequestAsyncHookHandler[]) {
-  return async (err: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    try {
-      for (const hook of beforeRoute) await hook.call(request.server, request, reply)
-      sendError(reply, toHttpError(err))
-    } catch (hookError) {
-      sendError(reply, toHttpError(hookError))
-    }
+export function serverFactoryFor (timeouts: RequestTimeouts) {
+  return (handler: RequestListener) => {
+    const server = createServer({
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs / 4),
+      maxHeaderSize: HEADER_LIMIT_BYTES,
+      // A missing Host is answered by the request checks, with the Error body, not by Node's bare 400.
+      requireHostHeader: false
+    }, handler)
+    // Node answers these with a bare 417 or a dropped connection; RFC 9110 §10.1.1 lets a
+    // server ignore an expectation it does not know, and CONNECT is no method of this API.
+    server.on('checkExpectation', handler)
+    // A 405 carries Allow (RFC 9110 §15.5.6); a CONNECT names no path, so it lists what the server answers on any.
+    server.on('connect', (_request, socket: Socket) => {
+      writeErrorToSocket(socket, new HttpError('method_not_allowed', 'CONNECT: is not allowed; this is no proxy', { allow: 'GET, HEAD, POST' }))
+    })
+    return server
   }
 }
 
@@ -51,12 +55,8 @@ function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeo
   }
 }
 
-/**
- * Writes the Error body, with the error's own headers (`Allow`), straight on a socket Node has
- * taken from HTTP, then closes it.
- * @example writeErrorToSocket(socket, new HttpError('request_timeout', 'request: too slow'))
- */
-export function writeErrorToSocket (socket: Socket, error: HttpError): void {
+/** Writes the Error body, with the error's own headers (`Allow`), straight on a socket Node has taken from HTTP, then closes it. */
+function writeErrorToSocket (socket: Socket, error: HttpError): void {
   const body = JSON.stringify(error.toBody())
   socket.end([
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,

@@ -1,0 +1,51 @@
+/**
+ * Deprecated operations (route config `deprecatedAt`): every response, errors and 401s
+ * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
+ * sunset instant on the operation answers 410 Gone.
+ */
+import type { onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import { HttpError } from './errors.js'
+import { baseUrlOf, docsUrlOf } from './public-url.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on a deprecated route: the instant it was deprecated. */
+    deprecatedAt?: Date
+  }
+}
+
+export interface DeprecationOptions {
+  sunset: Date
+  publicBaseUrl: string | undefined
+  /** The clock; injectable so tests can stand after the sunset. */
+  now: () => Date
+}
+
+/**
+ * The headers, on every answer of a deprecated route.
+ * @example app.addHook('onRequest', deprecationHeaders({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
+ */
+export function deprecationHeaders (options: DeprecationOptions): onRequestAsyncHookHandler {
+  const sunset = options.sunset.toUTCString()
+  return async (request, reply) => {
+    const deprecatedAt = request.routeOptions.config.deprecatedAt
+    if (deprecatedAt === undefined) return
+    const base = baseUrlOf(request, options.publicBaseUrl)
+    reply.headers({
+      deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
+      sunset,
+      link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
+    })
+  }
+}
+
+/**
+ * 410 from the sunset on.
+ * @example app.addHook('onRequest', refuseAfterSunset({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
+ */
+export function refuseAfterSunset (options: DeprecationOptions): onRequestHookHandler {
+  return (request, _reply, done) => {
+    if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
+    throw new HttpError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
+  }
+}
