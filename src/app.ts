@@ -6,7 +6,6 @@ import { createServer } from 'node:http'
 import type { Socket } from 'node:net'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier, expiryByName } from './domain/api-keys.js'
 import { FAILED_AUTH_WINDOW_MS } from './domain/forged-keys.js'
@@ -30,7 +29,7 @@ import { responseHeaders } from './http/plugins/response-headers.js'
 import { accessLog } from './http/plugins/access-log.js'
 import { corsOrigins } from './http/plugins/cors.js'
 import { compileValidator } from './http/validation.js'
-import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
+import { API_DESCRIPTION, API_TITLE, registerDocsPage, registerMetaRoutes } from './http/routes/meta.js'
 import { recordRouteMethods } from './http/routes/other-methods.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import { COMPONENTS } from './schemas/components.js'
@@ -160,11 +159,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Pet Store',
+        title: API_TITLE,
         version: '1.0.0',
         license: { name: 'MIT', identifier: 'MIT' },
-        description: 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
-          'Every call needs a bearer API key. Errors are `{code, message, status}`; the codes are listed in docs/errors.md.'
+        description: API_DESCRIPTION
       },
       tags: [{ name: 'pets', description: 'The animals of the catalogue.' }],
       components: {
@@ -177,14 +175,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
       servers: [{ url: '/v1' }]
     }
   })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: true,
-    // Nobody frames the docs page, not even this origin (as X-Frame-Options: DENY says).
-    transformStaticCSP: (header) => header.replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
-    uiConfig: { deepLinking: true, tryItOutEnabled: true, displayRequestDuration: true },
-    transformSpecification: (_document, request) => openApiDocumentFor(app, request, meta)
-  })
+  await registerDocsPage(app)
 
   registerPetRoutes(app, { catalogue, publicBaseUrl: config.publicBaseUrl, deprecatedAt: GETPET_DEPRECATED_AT, sunset: config.getPetSunset })
   registerMetaRoutes(app, meta)
