@@ -176,11 +176,16 @@ describe('GET /docs behind a proxy that serves the service under a path prefix',
     assert.match(docsUrl ?? '', /\/petstore\/docs\/$/)
     const page = await browser.newPage()
     const failed: string[] = []
-    page.on('response', (response) => { if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`) })
+    const documents: string[] = []
+    page.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`)
+      if (response.url().includes('openapi')) documents.push(response.url())
+    })
     assert.equal((await page.goto(docsUrl!))?.status(), 200)
     for (const operation of ['listPets', 'createPet', 'getPet']) {
       await page.locator(`#operations-pets-${operation}`).waitFor({ timeout: 15_000 })
     }
     assert.deepEqual(failed, [])
+    assert.deepEqual(documents, [docsUrl!.replace(/docs\/$/, 'v1/openapi.json')], 'the one document, under the prefix')
   })
 })
