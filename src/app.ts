@@ -4,7 +4,6 @@
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { expiryByName } from './domain/api-keys/lifecycle.js'
 import { ApiKeyVerifier } from './domain/api-keys/verifier.js'
@@ -12,7 +11,7 @@ import { PetCatalogue } from './domain/pets.js'
 import { buildPipeline } from './http/pipeline.js'
 import { connectRedis } from './http/redis.js'
 import { Metrics } from './http/plugins/metrics.js'
-import { openApiDocumentFor, registerMetaRoutes } from './http/routes/meta.js'
+import { API_DESCRIPTION, API_TITLE, registerDocsPage, registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import { REQUEST_TIMEOUTS, type RequestTimeouts } from './schemas/limits.js'
 import type { Store } from './store/store.js'
@@ -71,11 +70,10 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'Pet Store',
+        title: API_TITLE,
         version: '1.0.0',
         license: { name: 'MIT', identifier: 'MIT' },
-        description: 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
-          'Every call needs a bearer API key. Errors are `{code, message, status}`; the codes are listed in docs/errors.md.'
+        description: API_DESCRIPTION
       },
       tags: [{ name: 'pets', description: 'The animals of the catalogue.' }],
       components: {
@@ -88,14 +86,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
       servers: [{ url: '/v1' }]
     }
   })
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: true,
-    // Nobody frames the docs page, not even this origin (as X-Frame-Options: DENY says).
-    transformStaticCSP: (header) => header.replace("frame-ancestors 'self'", "frame-ancestors 'none'"),
-    uiConfig: { deepLinking: true, tryItOutEnabled: true, displayRequestDuration: true },
-    transformSpecification: (_document, request) => openApiDocumentFor(app, request, meta)
-  })
+  await registerDocsPage(app)
 
   registerPetRoutes(app, { catalogue, publicBaseUrl: config.publicBaseUrl, deprecatedAt: GETPET_DEPRECATED_AT, sunset: config.getPetSunset })
   registerMetaRoutes(app, meta)

@@ -5,7 +5,7 @@
  */
 import type { FastifyError } from 'fastify'
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, InvalidCursor, PetNotFound } from '../domain/errors.js'
-import { ERROR_STATUS, type ErrorBody, type ErrorCode } from '../schemas/error.js'
+import { ERROR_CATALOGUE, type ErrorBody, type ErrorCode } from '../schemas/error.js'
 import { MalformedJson } from '../schemas/json-reader.js'
 import { BODY_LIMIT_BYTES } from '../schemas/limits.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
@@ -21,7 +21,7 @@ export class HttpError extends Error {
   /** `headers`: those that belong to this answer (`Allow`, `Retry-After`, `WWW-Authenticate`, ...). */
   constructor (readonly code: ErrorCode, message: string, readonly headers: Record<string, string> = {}) {
     super(message)
-    this.status = ERROR_STATUS[code]
+    this.status = ERROR_CATALOGUE[code].status
   }
 
   toBody (): ErrorBody {

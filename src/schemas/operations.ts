@@ -4,7 +4,7 @@
  * very schemas, and @fastify/swagger publishes them.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
-import { ERROR_STATUS, ErrorBody, type ErrorCode } from './error.js'
+import { ERROR_CATALOGUE, ErrorBody, type ErrorCode } from './error.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
 import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
 import { refTo } from './ref.js'
@@ -33,7 +33,7 @@ function json<T extends TSchema> (schema: T, example?: unknown) {
 function errors (described: ErrorDocs, headers: Record<string, TSchema> = {}) {
   const responses: Record<number, unknown> = {}
   for (const [code, { when, example }] of Object.entries(described) as Array<[ErrorCode, ErrorDoc]>) {
-    const status = ERROR_STATUS[code]
+    const { status } = ERROR_CATALOGUE[code]
     responses[status] = {
       description: when,
       headers: { ...headers, ...ERROR_HEADERS[status] },

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
+import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
 import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
 import { rawRequest } from '../hardening/raw-http.js'
 import { startBreakableServer } from '../support/unreadable-database.js'
@@ -20,6 +21,7 @@ for (const backend of backends()) {
       assert.equal(page.status, 200)
       const html = await page.text()
       assert.match(html, /swagger-ui/i)
+      assert.match(html, /<title>Pet Store API reference<\/title>/)
       assert.ok(!/https?:\/\/(?!127\.0\.0\.1)[^"']*\.(js|css)/.test(html), 'no asset from another host')
       for (const asset of [...html.matchAll(/(?:src|href)="\.?\/?([^"]+\.(?:js|css))"/g)].map((m) => m[1]!)) {
         const response = await fetch(new URL(asset, `${server.origin}/docs/`))
@@ -27,15 +29,32 @@ for (const backend of backends()) {
       }
     })
 
-    const aroundTheApi = ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/static/index.css']
+    it('has one OpenAPI document: /docs/json and /docs/yaml redirect to /v1/openapi.json and /v1/openapi.yaml', async () => {
+      for (const format of ['json', 'yaml']) {
+        const response = await fetch(`${server.origin}/docs/${format}`, { redirect: 'manual' })
+        assert.equal(response.status, 302, format)
+        assert.equal(new URL(response.headers.get('location') ?? '', `${server.origin}/docs/${format}`).href, `${server.origin}/v1/openapi.${format}`)
+        assert.equal((await fetch(`${server.origin}/docs/${format}`)).url, `${server.origin}/v1/openapi.${format}`)
+      }
+    })
+
+    it('describes every error code of the catalogue, with its status and meaning, in the OpenAPI document', async () => {
+      const { info } = await (await fetch(`${server.api}/openapi.json`)).json() as { info: { description: string } }
+      const listed = info.description.split('\n').filter((line) => line.startsWith('- `'))
+      assert.deepEqual(listed, Object.entries(ERROR_CATALOGUE).map(([code, { status, meaning }]) => `- \`${code}\` (${status}): ${meaning}`))
+      assert.doesNotMatch(info.description, /errors\.md/, 'no pointer to a file of the repository')
+    })
+
+    const aroundTheApi = ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/yaml', '/docs/static/index.css', '/docs/static/theme/docs-page.js']
 
     it('answers HEAD like GET, without a body, on every path around the API', async () => {
       for (const path of aroundTheApi) {
-        const got = await fetch(`${server.origin}${path}`)
+        const got = await fetch(`${server.origin}${path}`, { redirect: 'manual' })
         const bytes = Buffer.byteLength(await got.text())
         const response = await rawRequest(server.origin, `HEAD ${path} HTTP/1.1\r\nHost: ${new URL(server.origin).host}\r\nConnection: close\r\n\r\n`)
         assert.equal(response.status, got.status, path)
-        assert.equal(response.headers['content-type'], got.headers.get('content-type'), path)
+        assert.equal(response.headers['content-type'] ?? null, got.headers.get('content-type'), path)
+        assert.equal(response.headers.location, got.headers.get('location') ?? undefined, path)
         assert.equal(response.headers['content-length'], String(bytes), path)
         assert.equal(response.body, '', path)
       }
