@@ -58,6 +58,7 @@ export function tracedStore (store: Store): Store {
     ...(store.backup === undefined ? {} : { backup: store.backup }),
     lastBackupAt: async () => await store.lastBackupAt(),
     waitingClients: async () => await store.waitingClients(),
+    ...(store.readCounts === undefined ? {} : { readCounts: store.readCounts }),
     secret: async (name) => await call('secret', async () => await store.secret(name))
   }
 }
