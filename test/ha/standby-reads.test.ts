@@ -135,12 +135,13 @@ describe('HA: lists and gets from the synchronous standby, never stale, never fa
       await sleep(500)
       await cluster.restartPatroni(await standbyName())
     })()
-    let done = false
-    void restarting.finally(() => { done = true })
+    const state = { restarted: false }
+    void restarting.finally(() => { state.restarted = true })
+    // Until the standby is back in synchronous mode, and two rounds after.
     let rounds = 0
-    while (!done || rounds < 2) {
+    while (!state.restarted || rounds < 2) {
       await createAndRead(50, tally, created, `restart ${rounds}`)
-      if (done) rounds++
+      if (state.restarted) rounds++
     }
     await restarting
     console.log(`# standby restarted: ${JSON.stringify(tally)} reads by target ${JSON.stringify(await readCounts(reader))}`)
@@ -151,9 +152,9 @@ describe('HA: lists and gets from the synchronous standby, never stale, never fa
     const tally = newTally()
     const ids = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await create(writer, `kill ${i}`, tally)).id))
     const name = await standbyName()
-    let running = true
+    const state = { running: true }
     const load = Promise.all(Array.from({ length: 4 }, async (_, lane) => {
-      for (let i = 0; running; i++) {
+      for (let i = 0; state.running; i++) {
         const path = i % 2 === 0 ? `/pets/${ids[(i + lane) % ids.length]}` : '/pets?limit=20'
         bump(tally.reads, (await fetch(`${reader.api}${path}`, { headers: AUTH })).status)
       }
@@ -163,7 +164,7 @@ describe('HA: lists and gets from the synchronous standby, never stale, never fa
       await cluster.killNode(name)
       await sleep(5_000)
     } finally {
-      running = false
+      state.running = false
       await load
     }
     const afterKill = await readCounts(reader)
