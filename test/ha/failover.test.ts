@@ -21,12 +21,15 @@ const HAPROXY_NOTICE_MS = 2_000
 const missing = haClusterMissing()
 if (missing !== false) skippedFile(`HA tests skipped: ${missing}`)
 
-describe('failover through HAProxy', { skip: missing !== false }, () => {
+// Through HAProxy's primary listener; test/ha/failover-multi-host.test.ts runs it again on both nodes in libpq's multi-host form.
+const multiHost = process.env.HA_FAILOVER_VIA === 'multi-host'
+
+describe(`failover through ${multiHost ? 'the multi-host URL' : 'HAProxy'}`, { skip: missing !== false }, () => {
   let cluster: HaCluster
   let instances: TestServer[] = []
   before(async () => {
     cluster = await startHaCluster()
-    const database = { url: cluster.primaryUrl, directUrl: cluster.primaryUrl, drop: async () => {} }
+    const database = { url: multiHost ? cluster.multiHostUrl : cluster.primaryUrl, directUrl: cluster.primaryUrl, drop: async () => {} }
     instances = await Promise.all([startTestServer({ database }), startTestServer({ database })])
   })
   after(async () => {
