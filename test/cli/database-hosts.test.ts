@@ -23,6 +23,12 @@ describe('DATABASE_URL and DATABASE_READ_URL: refused at start in one line', () 
     }
   })
 
+  it('serve, by the read URL\'s flag too', async () => {
+    const result = await runCli(['serve', '--database-url', 'postgres://u@db1/petstore', '--database-read-url', 'sqlite:./standby.db'])
+    assert.equal(result.code, 1)
+    assert.equal(result.stderr, 'petstore: --database-read-url: must be a postgres:// URL: an SQLite file has no standby\n')
+  })
+
   it('every command that takes DATABASE_URL, by its flag too', async () => {
     const [env, line] = refusals[1]!
     for (const command of [['migrate'], ['keys', 'list'], ['seed', '--count', '1'], ['export']]) {
