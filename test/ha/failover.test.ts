@@ -60,7 +60,7 @@ describe('failover through HAProxy', { skip: missing !== false }, () => {
     console.log([...report.lines, `  stored: ${stored.size} of the acknowledged names, ${[...stored.values()].flat().length} animals`,
       ...causesOf503(instances, report.promotions)].join('\n'))
 
-    assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, 404 (a get), or 503 with Retry-After and the Error body')
+    assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, or 503 with Retry-After and the Error body')
     for (const promotion of report.promotions) {
       assert.ok(promotion.recoveredInMs <= RECOVERY_LIMIT_MS, `creates succeeded again ${promotion.recoveredInMs} ms after ${promotion.node} was promoted`)
     }
