@@ -15,8 +15,8 @@ import { haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-
 const RECOVERY_LIMIT_MS = 10_000
 /** The tail of the run in which every answer must be a success. */
 const CALM_TAIL_MS = 5_000
-/** HAProxy marks a dead primary down after 3 failed checks 500 ms apart: /readyz may pass until then. */
-const HAPROXY_NOTICE_MS = 2_000
+/** HAProxy marks a node down after 3 failed checks 500 ms apart (1.5 s, and a busy machine's delays): /readyz may pass until then. */
+const HAPROXY_NOTICE_MS = 2_500
 
 const missing = haClusterMissing()
 if (missing !== false) skippedFile(`HA tests skipped: ${missing}`)
@@ -63,7 +63,7 @@ describe(`failover through ${multiHost ? 'the multi-host URL' : 'HAProxy'}`, { s
     console.log([...report.lines, `  stored: ${stored.size} of the acknowledged names, ${[...stored.values()].flat().length} animals`,
       ...causesOf503(instances, report.promotions)].join('\n'))
 
-    assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, 404 (a get), or 503 with Retry-After and the Error body')
+    assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, or 503 with Retry-After and the Error body')
     for (const promotion of report.promotions) {
       assert.ok(promotion.recoveredInMs <= RECOVERY_LIMIT_MS, `creates succeeded again ${promotion.recoveredInMs} ms after ${promotion.node} was promoted`)
     }

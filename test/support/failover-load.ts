@@ -59,7 +59,7 @@ async function answerOf (kind: Answer['kind'], instance: number, request: () => 
       const error = JSON.parse(body) as Record<string, unknown>
       if (response.headers.get('retry-after') === null) answer.fault = '503 without Retry-After'
       else if (Object.keys(error).sort().join() !== 'code,message,status' || error.status !== 503) answer.fault = `503 without the Error body: ${body}`
-    } else if (response.status >= 300 && (kind !== 'get' || response.status !== 404)) {
+    } else if (response.status >= 300) {
       answer.fault = `${response.status}: ${body}`
     }
     return answer
