@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # npm test: the files that share no state side by side, then the few that must run alone, one at a time.
-# Both groups always run; the exit status is the first group's failure, else the second's.
+# Every group always runs; the exit status is the first group's failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +25,9 @@ FIRST=(
   test/cli/seed.test.ts
 )
 
-mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' -not -path 'test/ha/*' | sort)
+# The HA leg fails over a PostgreSQL cluster of its own (test/support/ha-cluster.ts): alone, after the rest.
+mapfile -t HA < <(find test/ha -name '*.test.ts' | sort)
 mapfile -t TOGETHER < <(printf '%s\n' "${FIRST[@]}" "${ALL[@]}" | awk '!seen[$0]++' | grep -vxF -f <(printf '%s\n' "${ALONE[@]}") | while read -r file; do [ -f "$file" ] && echo "$file"; done)
 
 # --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/cli.ts).
@@ -33,5 +35,8 @@ node --import tsx --test --test-force-exit --test-concurrency="$CONCURRENCY" "${
 together=$?
 node --import tsx --test --test-force-exit --test-concurrency=1 "${ALONE[@]}"
 alone=$?
+node --import tsx --test --test-force-exit --test-concurrency=1 "${HA[@]}"
+ha=$?
 [ "$together" -ne 0 ] && exit "$together"
-exit "$alone"
+[ "$alone" -ne 0 ] && exit "$alone"
+exit "$ha"

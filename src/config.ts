@@ -8,12 +8,15 @@
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { BrokenRule, instant, integer } from './schemas/operator-values.js'
+import { MalformedAddress, parseAddress } from './store/postgres/address.js'
 
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
 export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
 
 export interface Config {
   databaseUrl: string
+  /** A standby serving lists and gets (PostgreSQL only); undefined: the primary serves every read. */
+  databaseReadUrl: string | undefined
   port: number
   host: string
   /** Port of the metrics listener; 0 turns it off. */
@@ -121,6 +124,17 @@ function apiKeyList (raw: string): readonly string[] {
   return Object.freeze(keys)
 }
 
+/** A libpq URL, one host or several (src/store/postgres/address.ts), as written. */
+function postgresAddress (raw: string): string {
+  try {
+    parseAddress(raw)
+  } catch (err) {
+    if (err instanceof MalformedAddress) throw new BrokenRule(err.message)
+    throw err
+  }
+  return raw
+}
+
 function optional<T> (parse: (raw: string) => T) {
   return (raw: string): T | undefined => raw === '' ? undefined : parse(raw)
 }
@@ -132,16 +146,29 @@ export const SETTINGS = [
     env: 'DATABASE_URL',
     flag: 'database-url',
     default: 'sqlite:./data/petstore.db',
-    help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB',
+    help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB, several hosts as libpq takes them (HOST1:PORT1,HOST2:PORT2; read-write unless target_session_attrs says otherwise)',
     // A missing secret (`DATABASE_URL=${DATABASE_URL}`) must not start an instance on an empty local file.
     emptyRefused: true,
     parse: (raw: string) => {
       if (raw === '') throw new BrokenRule('is empty: name a database, or unset it for sqlite:./data/petstore.db')
       // A 201 promises the animal is on disk: an in-memory database could not keep it.
       if (raw === 'sqlite::memory:') throw new BrokenRule('must name a file (sqlite:./data/petstore.db): an in-memory database is not durable')
-      if (/^sqlite:.+/.test(raw) || /^postgres(ql)?:\/\/.+/.test(raw)) return raw
+      if (/^sqlite:.+/.test(raw)) return raw
+      if (/^postgres(ql)?:\/\/.+/.test(raw)) return postgresAddress(raw)
       throw new BrokenRule('must start with sqlite: or postgres://')
     }
+  },
+  {
+    key: 'databaseReadUrl',
+    env: 'DATABASE_READ_URL',
+    flag: 'database-read-url',
+    default: '',
+    help: 'postgres://USER@HOST:PORT/DB of a synchronous standby (HAProxy\'s /sync listener) serving lists and gets; several hosts mean prefer-standby (unset: the primary serves every read)',
+    parse: optional((raw: string) => {
+      if (raw.startsWith('sqlite:')) throw new BrokenRule('must be a postgres:// URL: an SQLite file has no standby')
+      if (!/^postgres(ql)?:\/\/.+/.test(raw)) throw new BrokenRule('must start with postgres://')
+      return postgresAddress(raw)
+    })
   },
   { key: 'port', env: 'PORT', flag: 'port', default: '8080', help: 'TCP port to listen on', parse: integer(1, 65535) },
   { key: 'host', env: 'HOST', flag: 'host', default: '127.0.0.1', help: 'address to listen on (0.0.0.0 for every interface)', parse: hostName },

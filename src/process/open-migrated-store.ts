@@ -1,18 +1,24 @@
-import { ConfigError, type Settings } from '../config.js'
-import { openStore } from '../store/open-store.js'
+import { ConfigError, type SettingKey, type Settings } from '../config.js'
+import { databaseKind, openStore } from '../store/open-store.js'
 import { driverReason } from '../store/store-errors.js'
 import type { Store } from '../store/store.js'
 
 /**
- * Opens and migrates the store; an unreachable database is a ConfigError naming the setting
+ * Opens and migrates the store, its reads on the standby of a read URL when one is given (`serve`);
+ * an unreachable database is a ConfigError naming the setting
  * as the operator gave it (`--database-url` or DATABASE_URL). What `serve` and every CLI
  * command that touches the database start with.
  * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
  */
-export async function openMigratedStore (config: Settings<'databaseUrl'>): Promise<Store> {
+export async function openMigratedStore (config: Settings<'databaseUrl'> & { databaseReadUrl?: string }): Promise<Store> {
+  const readUrl = config.databaseReadUrl
+  if (readUrl !== undefined && databaseKind(config.databaseUrl) !== 'postgres') {
+    const name = (config.names as Partial<Record<SettingKey, string>>).databaseReadUrl ?? 'DATABASE_READ_URL'
+    throw new ConfigError(`${name}: needs a postgres:// ${config.names.databaseUrl}, as an SQLite file has no standby`)
+  }
   let store: Store | undefined
   try {
-    store = await openStore(config.databaseUrl)
+    store = await openStore(config.databaseUrl, { readUrl })
     await store.migrate()
     return store
   } catch (err) {

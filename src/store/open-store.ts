@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import { openSqliteStore } from './sqlite/store.js'
 import type { PostgresOptions } from './postgres/store.js'
+import { READ_ROUTING, routeReads } from './read-routing.js'
 import type { Store } from './store.js'
 
 /**
@@ -15,15 +16,19 @@ export function databaseKind (url: string): 'sqlite' | 'postgres' | undefined {
 
 /**
  * Picks the adapter by the URL's scheme: `sqlite:./file.db`, `sqlite:/abs/file.db`
- * or `postgres://…` (also `postgresql://…`, with its pool options).
+ * or `postgres://…` (also `postgresql://…`, with its pool options; with a read URL, lists and gets read a standby).
  * @example const store = await openStore('sqlite:./data/petstore.db')
  */
 export async function openStore (url: string, postgres: PostgresOptions = {}): Promise<Store> {
   const kind = databaseKind(url)
+  if (kind === 'sqlite' && postgres.readUrl !== undefined) throw new Error('a read URL needs a postgres:// database URL')
   if (kind === 'sqlite') return openSqliteStore(sqlitePath(url))
   if (kind === 'postgres') {
     const { openPostgresStore } = await import('./postgres/store.js')
-    return await openPostgresStore(url, postgres)
+    const store = await openPostgresStore(url, postgres)
+    if (postgres.readUrl === undefined) return store
+    const standby = await openPostgresStore(postgres.readUrl, { maxConnections: postgres.maxConnections, timeoutMs: READ_ROUTING.standbyTimeoutMs, standby: true })
+    return routeReads(store, standby, READ_ROUTING)
   }
   throw new Error(`unknown database URL scheme: ${url.split(':')[0]}`)
 }

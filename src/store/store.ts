@@ -6,6 +6,7 @@
 import type { Int64 } from '../schemas/kinds.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
+import type { ReadCounts } from './read-routing.js'
 
 export interface NewPetRecord {
   name: string
@@ -143,6 +144,8 @@ export interface Store {
   lastBackupAt (): Promise<Date | undefined>
   /** Callers waiting for a connection of the pool (none on SQLite). */
   waitingClients (): Promise<number>
+  /** Reads served by each target since the start, when a standby serves reads (read-routing.ts). */
+  readCounts?: () => Promise<ReadCounts>
 
   /** A random secret created once per database (signs cursors); shared by every instance. */
   secret (name: string): Promise<Buffer>

@@ -7,6 +7,7 @@ import { runCli } from '../support/cli.js'
 
 /** A bad value for every setting that only `serve` reads. */
 const BAD_SERVER_SETTINGS: Record<string, [value: string, line: string]> = {
+  DATABASE_READ_URL: ['sqlite:./standby.db', 'DATABASE_READ_URL: must be a postgres:// URL: an SQLite file has no standby'],
   PORT: ['99999', 'PORT: must be an integer from 1 to 65535'],
   HOST: ['bad host', 'HOST: must be a host name or an IP address'],
   METRICS_PORT: ['65536', 'METRICS_PORT: must be an integer from 0 to 65535'],

@@ -20,8 +20,10 @@ export interface PetstoreClientOptions {
   baseUrl: string
   /** Sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string
-  /** Tries per call, the first included (default 4): 429, 503 and network failures are retried. */
+  /** Tries per call, the first included (default: as many as `retryBudgetMs` allows): 429, 503 and network failures are retried. */
   maxAttempts?: number
+  /** How long a call keeps retrying, from its start (default 30 s): a database failover answers 503 for about 11 s. */
+  retryBudgetMs?: number
   /** First back-off when the server sends no `Retry-After` (default 200 ms; doubles each try). */
   retryDelayMs?: number
   /** Longest wait the client accepts; a longer `Retry-After` fails at once (default 30 s). */
@@ -80,15 +82,17 @@ export class PetstoreClient {
   readonly #maxAttempts: number
   readonly #retryDelayMs: number
   readonly #maxRetryDelayMs: number
+  readonly #retryBudgetMs: number
   readonly #timeoutMs: number
   readonly #fetch: typeof globalThis.fetch
 
   constructor (options: PetstoreClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
     this.#apiKey = options.apiKey
-    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 4)
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? Infinity)
     this.#retryDelayMs = options.retryDelayMs ?? 200
     this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000
+    this.#retryBudgetMs = options.retryBudgetMs ?? 30_000
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
   }
@@ -158,6 +162,8 @@ export class PetstoreClient {
     if (send.body !== undefined) headers['content-type'] = 'application/json'
     if (send.idempotencyKey !== undefined) headers['idempotency-key'] = send.idempotencyKey
     const what = `${method} ${new URL(url).pathname}`
+    const retriesEnd = Date.now() + this.#retryBudgetMs
+    const fits = (delay: number): boolean => Date.now() + delay <= retriesEnd
 
     for (let attempt = 1; ; attempt++) {
       const canRetry = attempt < this.#maxAttempts
@@ -169,7 +175,8 @@ export class PetstoreClient {
         text = await response.text()
       } catch (err) {
         // Safe to repeat: a GET, or a POST whose Idempotency-Key makes the server create once.
-        if (canRetry) { await sleep(this.#backoff(attempt)); continue }
+        const delay = this.#backoff(attempt)
+        if (canRetry && fits(delay)) { await sleep(delay); continue }
         throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
       }
       if (response.ok) return { response, body: parseBody(response, text, what) }
@@ -181,7 +188,7 @@ export class PetstoreClient {
       const error = errorOf(response, text, what)
       if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {
         const delay = retryAfterMs(response.headers.get('retry-after')) ?? this.#backoff(attempt)
-        if (delay <= this.#maxRetryDelayMs) { await sleep(delay); continue }
+        if (delay <= this.#maxRetryDelayMs && fits(delay)) { await sleep(delay); continue }
       }
       throw error
     }

@@ -112,6 +112,36 @@ describe('the typed client: an answer that is not the API\'s', () => {
   })
 })
 
+describe('the typed client: retries within retryBudgetMs', () => {
+  it('retries a 503 past 4 tries by default, the same Idempotency-Key each time, until it succeeds', async () => {
+    let tries = 0
+    const fake = await startFakeApi(() => ++tries <= 6
+      ? { status: 503, headers: { 'retry-after': '0' }, body: '{"code":"unavailable","message":"the database is unavailable; retry later","status":503}' }
+      : { status: 201, body: REX })
+    try {
+      const pet = await clientOf(fake.api).createPet({ name: 'Rex', categoryId: 3 })
+      assert.equal(pet.id, 1)
+      assert.equal(fake.requests.length, 7)
+      assert.equal(new Set(fake.requests.map((request) => request.headers['idempotency-key'])).size, 1)
+    } finally {
+      await fake.close()
+    }
+  })
+
+  it('gives up once the next Retry-After would end past the budget', async () => {
+    const fake = await startFakeApi(() => ({ status: 503, headers: { 'retry-after': '1' }, body: '{"code":"unavailable","message":"the database is unavailable; retry later","status":503}' }))
+    try {
+      const started = performance.now()
+      const error = await caught(clientOf(fake.api, { retryBudgetMs: 2_500 }).listPets())
+      assert.equal(error.code, 'unavailable')
+      assert.equal(fake.requests.length, 3, 'tries at 0, 1 and 2 s; a fourth at 3 s would end past 2.5 s')
+      assert.ok(performance.now() - started < 2_500)
+    } finally {
+      await fake.close()
+    }
+  })
+})
+
 for (const backend of backends()) {
   describe(`${backend.name}: the typed client`, { skip: backend.skip }, () => {
     let server: TestServer

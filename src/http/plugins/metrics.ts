@@ -2,7 +2,7 @@
  * Prometheus metrics: requests by operation and status, latency, calls of
  * deprecated operations by API key name (whom to warn before removal), store errors,
  * requests refused by the throttle of forged keys, idempotency-key sweeps; and, read from the
- * store at scrape time, the last backup and the pool's waiting clients. Scraped on a
+ * store at scrape time, the last backup, the pool's waiting clients and the reads by target. Scraped on a
  * listener of its own (src/process/metrics-listener.ts).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
@@ -11,7 +11,7 @@ import fp from 'fastify-plugin'
 import type { Store } from '../../store/store.js'
 
 /** What the gauges read from the store, at each scrape only: no request pays for them. */
-export type StoreReadings = Pick<Store, 'kind' | 'lastBackupAt' | 'waitingClients'>
+export type StoreReadings = Pick<Store, 'kind' | 'lastBackupAt' | 'waitingClients' | 'readCounts'>
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -96,6 +96,21 @@ export class Metrics {
       registers: [],
       async collect () { await store.waitingClients().then((waiting) => this.set(waiting), () => {}) }
     }))
+    const readCounts = store.readCounts
+    if (readCounts !== undefined) {
+      this.registry.registerMetric(new Counter({
+        name: 'petstore_store_reads_total',
+        help: 'Lists and gets read by target: standby, primary (asked first, or to confirm a 404), fallback (the standby failed; the primary answered).',
+        labelNames: ['target'] as const,
+        registers: [],
+        async collect () {
+          // The store keeps the counts; a scrape copies them.
+          const counts = await readCounts()
+          this.reset()
+          for (const [target, count] of Object.entries(counts)) this.labels(target).inc(count)
+        }
+      }))
+    }
     // PostgreSQL's backups are pg_dump's, which the service never sees: no series there.
     if (store.kind !== 'sqlite') return
     this.registry.registerMetric(new Gauge({

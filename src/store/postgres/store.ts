@@ -13,8 +13,11 @@ import { Batcher } from '../batcher.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import type { ApiKeyRecord, CreateResult, IdempotencyClaim, ListPetsOptions, NewApiKeyRecord, NewPetRecord, Store } from '../store.js'
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
+import { parseAddress } from './address.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
+import { hostListPool } from './host-list-pool.js'
 import { MIGRATIONS } from './migrations.js'
+import { recordRemoteApply } from './remote-apply.js'
 import { recordServerTimeouts, serverTimeouts, setServerTimeouts } from './server-timeouts.js'
 import { PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 
@@ -66,6 +69,10 @@ export interface PostgresOptions {
   maxConnections?: number
   /** Bounds every wait on the database, so an outage fails fast (StoreUnavailable) instead of hanging. */
   timeoutMs?: number
+  /** A standby's URL (DATABASE_READ_URL): lists and gets are read there (src/store/read-routing.ts), and migrate() records remote_apply. */
+  readUrl?: string
+  /** This store reads a standby: several hosts without target_session_attrs mean prefer-standby, not read-write. */
+  standby?: boolean
 }
 
 /**
@@ -75,10 +82,9 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
   const timeoutMs = options.timeoutMs ?? 5_000
   const timeouts = serverTimeouts(timeoutMs)
   const maxConnections = options.maxConnections ?? POOL_SIZE_DEFAULT
-  const pool = new pg.Pool({
-    connectionString: url,
+  const pool = hostListPool(parseAddress(url, options.standby === true ? 'prefer-standby' : 'read-write'), {
     max: maxConnections,
-    connectionTimeoutMillis: timeoutMs,
+    connectTimeoutMs: timeoutMs,
     // The server's own, shorter timeouts are the role's defaults, recorded by migrate().
     query_timeout: timeoutMs,
     keepAlive: true,
@@ -141,6 +147,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
         await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
         await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
         await recordServerTimeouts(query, timeouts)
+        if (options.readUrl !== undefined) await recordRemoteApply(query)
         await query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`)
         const { rows } = await query<{ version: number }>(`SELECT version FROM ${MIGRATIONS_TABLE}`)
         const applied: number[] = []
