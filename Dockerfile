@@ -20,7 +20,7 @@ RUN npm ci --ignore-scripts && cd node_modules/better-sqlite3 && npm run install
 COPY tsconfig.json tsconfig.build.json ./
 COPY src src
 # Then the production dependencies alone (npm keeps the client workspace's link: a dev dependency),
-# and of better-sqlite3 its compiled module alone (not its sources, objects or bundled SQLite, 27 MB).
+# and of better-sqlite3 its compiled module alone (not its sources, objects or bundled SQLite: 26 MB).
 RUN npm run build && chmod +x dist/cli/main.js \
  && npm prune --omit=dev --ignore-scripts \
  && rm -r node_modules/@petstore && find node_modules -mindepth 1 -maxdepth 1 -type d -empty -delete \

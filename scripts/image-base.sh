@@ -23,8 +23,8 @@ fi
 BASE=debian:trixie-slim
 if ! podman image exists "$BASE"; then
   # The mirror this machine's apt uses, for the main archive and the security one.
-  mirror="$(grep -rhoE '^(URIs:[[:space:]]*|deb[[:space:]]+)https?://[^[:space:]]+/debian/?([[:space:]]|$)' /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-    | grep -oE 'https?://[^[:space:]]+' | head -n 1 || true)"
+  mirror="$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null \
+    | awk '/^(URIs:|deb[ \t])/ { for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { print $i; exit } }' || true)"
   mirror="${mirror:-http://deb.debian.org/debian}"
   mirror="${mirror%/}"
   security="${mirror%/debian}/debian-security"
