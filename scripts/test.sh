@@ -11,6 +11,7 @@ CONCURRENCY="${TEST_CONCURRENCY:-3}"
 # Each runs alone, for the reason beside it.
 ALONE=(
   test/store/sqlite-writer.test.ts # asserts the write lock is taken within 40 ms: timing, which a busy CPU breaks
+  test/image/image.test.ts # builds the image: podman's build takes every core
 )
 # The longest files start first, so that no long one is left running alone at the end.
 FIRST=(
