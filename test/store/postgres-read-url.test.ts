@@ -4,7 +4,7 @@ import pg from 'pg'
 import { createTestDatabase, get, openTestStore, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
-// The real standby's behaviours are proved on the HA cluster (test/ha/standby-reads.test.ts); here
+// The real standby's behaviours are proved on the HA cluster (test/ha/cluster.test.ts); here
 // the "standby" is the primary's own database through a proxy a test cuts, or another database
 // that lags behind (has nothing).
 const skip = process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false
