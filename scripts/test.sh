@@ -15,11 +15,11 @@ ALONE=(
 # The longest files start first, so that no long one is left running alone at the end.
 FIRST=(
   test/bench/smoke.test.ts
-  test/server/start.test.ts
-  test/server/workers.test.ts
-  test/hardening/crash-safety.test.ts
-  test/server/metrics-listener.test.ts
-  test/server/tracing.test.ts
+  test/process/start.test.ts
+  test/process/workers.test.ts
+  test/process/crash-safety.test.ts
+  test/process/metrics-listener.test.ts
+  test/process/tracing.test.ts
   test/cli/settings.test.ts
   test/cli/keys-serve.test.ts
   test/cli/seed.test.ts

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
 import { runCli, spawnCli, startCliOnTerminal, type TerminalCli } from '../support/cli.js'
 
 const HIDE_CURSOR = '\x1b[?25l'

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
 
 interface ListedKey { name: string, state: string, scopes: string[], createdAt: string, expiresAt: string | null, lastUsedAt: string | null, revokedAt: string | null, rateLimit: number | null }

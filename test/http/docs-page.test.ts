@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { TEST_KEY, post, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, post, startTestServer, type TestServer } from '../support/helper.js'
 import { ROOT } from '../support/cli.js'
 
 const CHROMIUM = '/usr/bin/chromium'

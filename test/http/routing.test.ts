@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: routes, methods and common headers`, { skip: backend.skip }, () => {

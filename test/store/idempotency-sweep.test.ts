@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { SWEEP_BATCH_SIZE } from '../../src/domain/idempotency-sweep.js'
 import { startIdempotencySweeper } from '../../src/process/idempotency-sweeper.js'
-import { backends, get, post, startTestServer, type TestServer } from '../helper.js'
-import { query } from '../hardening/database.js'
+import { backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { query } from '../support/database.js'
 
 const EXPIRED = 200_000
 const DAY_MS = 24 * 60 * 60 * 1000

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { Agent, get as httpGet } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
-import { openRaw } from './raw-http.js'
+import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { openRaw } from '../support/raw-http.js'
 import { startServerProcess, type ServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { AUTH, JSON_AUTH, createTestDatabase, type TestDatabase } from '../helper.js'
+import { AUTH, JSON_AUTH, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { runCli, startServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
