@@ -16,17 +16,19 @@ ALONE=(
 )
 # The longest files start first, so that no long one is left running alone at the end.
 FIRST=(
-  test/deploy/prometheus.test.ts
+  packages/client/test/petstore-client.test.ts
   test/process/crash-safety.test.ts
-  test/cli/import-export.test.ts
   test/cli/interrupt.test.ts
   test/cli/keys-lifecycle.test.ts
-  test/bench/smoke.test.ts
-  test/http/key-rotation.test.ts
-  test/cli/seed.test.ts
   test/cli/keys-serve.test.ts
-  test/process/workers.test.ts
-  test/process/tracing.test.ts
+  test/http/key-rotation.test.ts
+  test/bench/smoke.test.ts
+  test/http/methods.test.ts
+  packages/client/test/installed.test.ts
+  test/process/start.test.ts
+  test/deploy/prometheus.test.ts
+  test/cli/import-export.test.ts
+  test/cli/seed.test.ts
 )
 
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
