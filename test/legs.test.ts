@@ -11,7 +11,7 @@ import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { PGBOUNCER_SKIPPED, POSTGRES_SKIPPED } from './helper.js'
+import { PGBOUNCER_SKIPPED, POSTGRES_SKIPPED } from './support/helper.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 

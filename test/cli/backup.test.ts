@@ -3,7 +3,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { post, startTestServer, type TestServer } from '../helper.js'
+import { post, startTestServer, type TestServer } from '../support/helper.js'
 import { fillDisk, mountSmallDisk } from '../support/small-disk.js'
 import { runCli, runCliOnTerminal } from '../support/cli.js'
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { createTestDatabase, skippedFile, type TestDatabase } from '../helper.js'
+import { createTestDatabase, skippedFile, type TestDatabase } from '../support/helper.js'
 import { runCli, startServerProcess, TEST_KEY } from '../support/cli.js'
 
 // A port of this test's own range that nothing listens on: the first host refuses.

@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
 import { parsePetLine } from '../../src/cli/pet-lines.js'
-import { TEST_KEY, backends, createTestDatabase, openTestStore, startTestServer, type TestDatabase } from '../helper.js'
-import { lockOnceLoading } from './lock-database.js'
+import { TEST_KEY, backends, createTestDatabase, openTestStore, startTestServer, type TestDatabase } from '../support/helper.js'
+import { lockOnceLoading } from '../support/lock-database.js'
 import { runCli, runCliInBash, runCliIntoClosedPipe, runCliOnTerminal } from '../support/cli.js'
 
 const STATUSES = ['available', 'pending', 'sold'] as const

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
 
 const CHUNK_BYTES = 1 << 20

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
 import { runCli, spawnCli, startCliOnTerminal, type TerminalCli } from '../support/cli.js'
 
 const HIDE_CURSOR = '\x1b[?25l'
@@ -51,6 +51,14 @@ function assertTerminalRestored (output: string, line: RegExp): RegExpExecArray 
   return match
 }
 
+const MANY = 1_000_000
+let many: string | undefined
+/** MANY animals as JSON Lines, made once for every backend. */
+function manyLines (): string {
+  many ??= Array.from({ length: MANY }, (_, i) => `{"id":${i + 1},"name":"Rex ${i}","categoryId":3,"status":"sold"}\n`).join('')
+  return many
+}
+
 for (const backend of backends()) {
   describe(`${backend.name}: petstore seed and import stopped by a signal`, { skip: backend.skip }, () => {
     let database: TestDatabase
@@ -92,8 +100,7 @@ for (const backend of backends()) {
     it('Ctrl-C on a terminal stops an import after its batch in flight, and says which lines were loaded', async () => {
       const { url } = await fresh()
       const file = join(dir, 'many.jsonl')
-      const count = 1_000_000
-      writeFileSync(file, Array.from({ length: count }, (_, i) => `{"id":${i + 1},"name":"Rex ${i}","categoryId":3,"status":"sold"}\n`).join(''))
+      writeFileSync(file, manyLines())
       const cli = startCliOnTerminal(['import', file, '--batch-size', '2000', '--database-url', url])
       await waitForAnimals(cli)
       cli.type('\x03')
@@ -102,7 +109,7 @@ for (const backend of backends()) {
       assert.equal(loaded, last)
       const ids = await exportedIds(url)
       assert.equal(ids.length, Number(loaded), 'the database holds what the line says')
-      assert.ok(ids.length < count && ids.length % 2000 === 0, String(ids.length))
+      assert.ok(ids.length < MANY && ids.length % 2000 === 0, String(ids.length))
       assert.deepEqual(ids, Array.from({ length: ids.length }, (_, i) => i + 1))
     })
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { closeSync, openSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, startTestServer, type Backend, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, startTestServer, type Backend, type TestDatabase } from '../support/helper.js'
 import { runCli, runCliIntoClosedPipe } from '../support/cli.js'
 
 async function listPetsWith (database: TestDatabase, backend: Backend['name'], key: string): Promise<number> {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { backends, createTestDatabase, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
 
 /** What the planner knows of the animals: SQLite's sqlite_stat1 rows for pets, PostgreSQL's row estimate (-1: never analyzed). */

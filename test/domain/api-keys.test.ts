@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ApiKeyNameTaken, NoApiKeyToRotate, issueApiKey, rotateApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { backends, useTestStore } from '../helper.js'
+import { backends, useTestStore } from '../support/helper.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: issueApiKey`, { skip: backend.skip }, () => {

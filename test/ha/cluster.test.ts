@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
 import { startFailoverLoad, type Answer, type FailoverLoad } from '../support/failover-load.js'
 import { haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
 

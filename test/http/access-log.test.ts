@@ -9,8 +9,8 @@ import Database from 'better-sqlite3'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { accessLog } from '../../src/http/plugins/access-log.js'
-import { TEST_KEY, get, post, startTestServer, type TestServer } from '../helper.js'
-import { openRaw } from '../hardening/raw-http.js'
+import { TEST_KEY, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { openRaw } from '../support/raw-http.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
 describe('the access log', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
-import { rawRequest } from '../hardening/raw-http.js'
+import { AUTH, TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { rawRequest } from '../support/raw-http.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: auth comes first`, { skip: backend.skip }, () => {

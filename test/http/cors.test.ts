@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser } from 'playwright-core'
-import { AUTH, JSON_AUTH, TEST_KEY, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, JSON_AUTH, TEST_KEY, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 const SHOP = 'https://shop.example'
 const EXPOSED = 'Link, Location, Retry-After, X-Request-Id, Idempotent-Replayed, RateLimit, RateLimit-Policy, Deprecation, Sunset'

@@ -8,8 +8,8 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
-import { openRaw, rawRequest, type RawResponse } from '../hardening/raw-http.js'
-import { TEST_KEY, startTestServer, type TestServer } from '../helper.js'
+import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
+import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 
 const FIXTURE = new URL('../fixtures/error-answers.json', import.meta.url)
 // What changes from run to run: the date, the port, a request id the server made, the seconds left of a

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { stringify } from 'lossless-json'
-import { backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
+import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 const SUNSET = 'Thu, 05 Dec 2030 00:00:00 GMT'
 

@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test'
 import { hashApiKey } from '../../src/domain/api-keys/format.js'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
-import { backends, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 // The expression docs/api-keys.md gives secret scanners, read from the page itself.
 const SCANNER = new RegExp(/`(\\bpetstore_api_[^`]+)`/.exec(readFileSync(new URL('../../docs/api-keys.md', import.meta.url), 'utf8'))![1]!, 'g')

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey, rotateApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { backends, errorBody, startTestServer, type TestServer } from '../helper.js'
+import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 const GAUGE = 'petstore_api_key_expiry_timestamp_seconds'
 

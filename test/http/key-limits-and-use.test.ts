@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import type { Store } from '../../src/store/store.js'
-import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer, useTwoInstances } from '../helper.js'
+import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer, useTwoInstances } from '../support/helper.js'
 
 const redisUrl = process.env.TEST_REDIS_URL
 

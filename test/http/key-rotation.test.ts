@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey, rotateApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { backends, errorBody, type TestServer, useTwoInstances } from '../helper.js'
+import { backends, errorBody, type TestServer, useTwoInstances } from '../support/helper.js'
 
 // The verifier's cache window, and a margin: what "every instance within 5 s" allows.
 const CACHE_WINDOW_MS = 5_000 + 1_500

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import Database from 'better-sqlite3'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_KEY, backends, get, post, startTestServer, type TestServer } from '../helper.js'
-import { rawRequest } from '../hardening/raw-http.js'
+import { TEST_KEY, backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { rawRequest } from '../support/raw-http.js'
 
 async function names (server: TestServer, query = '?limit=100'): Promise<string[]> {
   const response = await get(server, `/pets${query}`)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 function nextLink (response: Response): string | undefined {
   const link = response.headers.get('link')

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
-import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
-import { rawRequest } from '../hardening/raw-http.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { rawRequest } from '../support/raw-http.js'
 import { startBreakableServer } from '../support/unreadable-database.js'
 
 for (const backend of backends()) {

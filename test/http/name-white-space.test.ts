@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { backends, errorBody, get, post, startTestServer, type TestServer } from '../helper.js'
+import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: "only white space" in a name means Unicode White_Space`, { skip: backend.skip }, () => {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
-import { TEST_KEY, startTestServer, type TestServer } from '../helper.js'
+import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 import { ROOT } from '../support/cli.js'
 import { typeErrors } from '../support/type-errors.js'
 

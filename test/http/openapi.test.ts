@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
-import { startTestServer, type TestServer } from '../helper.js'
+import { startTestServer, type TestServer } from '../support/helper.js'
 
 const OPERATIONS = [['/pets', 'get'], ['/pets', 'post'], ['/pets/{petId}', 'get']] as const
 

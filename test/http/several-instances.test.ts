@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AUTH, backends, post, type TestServer, useTwoInstances } from '../helper.js'
+import { AUTH, backends, post, type TestServer, useTwoInstances } from '../support/helper.js'
 
 const CREATES = 100
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { NewApiKeyRecord } from '../../src/store/store.js'
-import { backends, useTestStore } from '../helper.js'
+import { backends, useTestStore } from '../support/helper.js'
 
 const key = (name: string, keyHash: string, createdAt = new Date()): NewApiKeyRecord =>
   ({ name, keyHash, scopes: ['pets:read'], createdAt, expiresAt: new Date('2031-01-02T03:04:05.000Z'), lifetimeSeconds: null, rateLimit: 7 })

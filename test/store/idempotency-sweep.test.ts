@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { SWEEP_BATCH_SIZE, startIdempotencySweeper } from '../../src/process/idempotency-sweeper.js'
-import { backends, get, post, startTestServer, type TestServer } from '../helper.js'
-import { query } from '../hardening/database.js'
+import { backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { query } from '../support/database.js'
 
-const EXPIRED = 200_000
+// Fifty batches: enough for requests to be answered between them, on every backend.
+const EXPIRED = 50 * SWEEP_BATCH_SIZE
 const DAY_MS = 24 * 60 * 60 * 1000
 
 /** One statement, so one transaction: `EXPIRED` keys two days old, and one fresh key. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'lossless-json'
 import { toInt64 } from '../../src/schemas/kinds.js'
-import { AUTH, backends, get, post, startTestServer, type TestServer } from '../helper.js'
+import { AUTH, backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 // Integers as the wire carries them: any number literal is kept as its exact digits.
 function exact (text: string): unknown {

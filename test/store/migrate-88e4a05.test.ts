@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { backends, createTestDatabase, errorBody, startTestServer, type TestDatabase } from '../helper.js'
+import { backends, createTestDatabase, errorBody, startTestServer, type TestDatabase } from '../support/helper.js'
 
 const FIXTURES = new URL('../fixtures/88e4a05/', import.meta.url)
 const KEYS = JSON.parse(readFileSync(new URL('keys.json', FIXTURES), 'utf8')) as Record<'sqlite' | 'postgres', { active: string, revoked: string }>

@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/open-store.js'
 import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations.js'
 import { MIGRATION_LOCK } from '../../src/store/postgres/store.js'
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
-import { backends, createTestDatabase } from '../helper.js'
+import { backends, createTestDatabase } from '../support/helper.js'
 import { startCli } from '../support/cli.js'
 
 describe('migrations at the same moment', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { INT64_MAX, toInt64 } from '../../src/schemas/kinds.js'
 import { NoIdLeft } from '../../src/store/store-errors.js'
-import { backends, createTestDatabase, openTestStore, useTestStore } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, useTestStore } from '../support/helper.js'
 
 const NO_ID_LEFT = new NoIdLeft('no id is left for a new animal: 9223372036854775807, the highest, is taken')
 const newPet = (name: string) => ({ name, categoryId: 1, status: 'available' as const })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
-import { createTestDatabase, skippedFile, type TestDatabase } from '../helper.js'
+import { createTestDatabase, skippedFile, type TestDatabase } from '../support/helper.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 import { MalformedAddress, parseAddress } from '../../src/store/postgres/address.js'
 import { openStore } from '../../src/store/open-store.js'

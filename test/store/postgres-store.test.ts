@@ -4,7 +4,7 @@ import pg from 'pg'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { openStore } from '../../src/store/open-store.js'
 import { issueFirstApiKey } from '../../src/domain/first-api-key.js'
-import { backends, createTestDatabase, openTestStore, useTestStore } from '../helper.js'
+import { backends, createTestDatabase, openTestStore, useTestStore } from '../support/helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 

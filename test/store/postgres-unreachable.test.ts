@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../helper.js'
+import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../support/helper.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
 // Every wait on the database gives up after this, as in test/store/postgres-outage.test.ts.

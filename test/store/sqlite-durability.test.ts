@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { createTestDatabase, openTestStore, type TestDatabase } from '../helper.js'
+import { createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
 import { configureConnection } from '../../src/store/sqlite/connection.js'
 import type { Store } from '../../src/store/store.js'
 

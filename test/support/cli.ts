@@ -1,10 +1,11 @@
 /**
- * The real `petstore` from source as a child process: a command run to its end (in a pipe, on a
- * terminal, in bash), the service started and followed, and free ports for it. Every child gets
- * the same small environment (PATH, HOME, no metrics listener) plus what the test gives, so
+ * The real `petstore`, built in dist/ (`npm test` builds it first), as a child process: a command
+ * run to its end (in a pipe, on a terminal, in bash), the service started and followed, and free
+ * ports for it. Every child gets the same small environment (PATH, HOME, no metrics listener) plus what the test gives, so
  * nothing leaks in from the runner and files run side by side.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readdirSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
@@ -14,10 +15,25 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 /** The one API key every test server, in process or child, accepts. */
 export const TEST_KEY = 'test-key-0123456789abcdef'
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url))
-const TSX = import.meta.resolve('tsx')
-/** `petstore` itself, from any working directory. */
-const COMMAND = [process.execPath, '--import', TSX, MAIN]
+const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+/** `petstore` itself, from any working directory: the built one, which starts in a fraction of tsx's time. */
+const COMMAND = [process.execPath, MAIN]
+
+let built = false
+/** Throws unless dist/ holds a build newer than every file of src/: a stale build would test old code. */
+function assertBuilt (): void {
+  if (built) return
+  let builtAt: number
+  try {
+    builtAt = statSync(MAIN).mtimeMs
+  } catch {
+    throw new Error('dist/cli/main.js is missing: run npm run build (npm test does)')
+  }
+  const src = fileURLToPath(new URL('../../src', import.meta.url))
+  const newer = readdirSync(src, { recursive: true, encoding: 'utf8' }).find((file) => statSync(`${src}/${file}`).mtimeMs > builtAt)
+  if (newer !== undefined) throw new Error(`src/${newer} is newer than dist/: run npm run build (npm test does)`)
+  built = true
+}
 
 export interface CliOptions {
   env?: Record<string, string>
@@ -59,6 +75,7 @@ process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
  * @example const child = spawnCli(['seed', '--count', '1000000', '--database-url', url]); child.kill('SIGINT')
  */
 export function spawnCli (args: string[], options: CliOptions & { stdin?: 'ignore' | 'pipe', detached?: boolean } = {}): CliChild {
+  assertBuilt()
   const child = spawn(COMMAND[0]!, [...COMMAND.slice(1), ...args], {
     cwd: options.cwd ?? ROOT,
     uid: options.uid,
@@ -127,6 +144,7 @@ export async function runCliInBash (commandLine: string): Promise<CliResult> {
 
 /** The CLI as one shell command, each argument quoted. */
 function shellCommand (args: string[]): string {
+  assertBuilt()
   return [...COMMAND, ...args].map((arg) => `'${arg.replaceAll("'", "'\\''")}'`).join(' ')
 }
 

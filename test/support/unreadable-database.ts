@@ -2,7 +2,7 @@
  * A test server whose database a test can make unreadable for real: the SQLite
  * store closed under the running app, or PostgreSQL (or its pooler) reached through a proxy that is cut.
  */
-import { createTestDatabase, startTestServer, throughAddress, type Backend, type StartOptions, type TestServer } from '../helper.js'
+import { createTestDatabase, startTestServer, throughAddress, type Backend, type StartOptions, type TestServer } from './helper.js'
 import { TcpProxy } from './tcp-proxy.js'
 
 export interface BreakableServer {

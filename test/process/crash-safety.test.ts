@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { Agent, get as httpGet } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../helper.js'
-import { openRaw } from './raw-http.js'
+import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
+import { openRaw } from '../support/raw-http.js'
 import { startServerProcess, type ServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
@@ -119,13 +119,13 @@ describe('SIGTERM drains', () => {
     assert.equal(response.status, 201, response.body)
     assert.equal(await server.exited, 0, server.output())
 
-    const restarted = await startServerProcess(database.url)
+    // Read back in this process: only the drain needed a process.
+    const restarted = await startTestServer({ database })
     try {
       const pets = await allPets(restarted.origin)
       assert.ok(pets.some((pet) => pet.name === 'in flight at SIGTERM'))
     } finally {
-      restarted.child.kill('SIGKILL')
-      await restarted.exited
+      await restarted.close()
     }
   })
 

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { ROOT } from '../support/cli.js'
-import { findTool } from './tools.js'
+import { findTool } from '../support/prometheus-tools.js'
 
 const DIR = join(ROOT, 'deploy/prometheus')
 const RULES = 'petstore.rules.yml'

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { sweepIdempotencyKeys } from '../../src/process/idempotency-sweeper.js'
-import { TEST_KEY, backends, createTestDatabase, errorBody, post, startTestServer, type TestServer } from '../helper.js'
-import { query } from './database.js'
-import { openRaw } from './raw-http.js'
+import { TEST_KEY, backends, createTestDatabase, errorBody, post, startTestServer, type TestServer } from '../support/helper.js'
+import { query } from '../support/database.js'
+import { openRaw } from '../support/raw-http.js'
 
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const DAY_MS = 24 * 60 * 60 * 1000

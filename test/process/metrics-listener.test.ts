@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, TEST_KEY } from '../helper.js'
+import { AUTH, TEST_KEY } from '../support/helper.js'
 import { freePort, freePorts, runCli, startCli } from '../support/cli.js'
 
 describe('petstore serve: the metrics listener', () => {

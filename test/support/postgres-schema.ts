@@ -1,7 +1,7 @@
 /**
  * A PostgreSQL schema of its own, reached by a URL that puts it first in
  * `search_path`: the bench gets an empty database on a shared server without the
- * right to create databases (the tests make databases: test/postgres-database.ts).
+ * right to create databases (the tests make databases: test/support/postgres-database.ts).
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'

@@ -7,11 +7,11 @@ import { after, before, describe, it } from 'node:test'
 import { parse } from 'yaml'
 import { openStore } from '../../src/store/open-store.js'
 import { freePort, runCli, type ServerProcess, startServerProcess } from '../support/cli.js'
-import { AUTH, JSON_AUTH } from '../helper.js'
+import { AUTH, JSON_AUTH } from '../support/helper.js'
 import { fillDisk, mountSmallDisk, type SmallDisk } from '../support/small-disk.js'
-import { dashboardQueries } from './dashboard.js'
-import { RULES_FILE, startPrometheus, type PrometheusServer } from './prometheus-server.js'
-import { findTool } from './tools.js'
+import { dashboardQueries } from '../support/dashboard.js'
+import { RULES_FILE, startPrometheus, type PrometheusServer } from '../support/prometheus-server.js'
+import { findTool } from '../support/prometheus-tools.js'
 
 const REQUESTS_A_SECOND = 50
 const TRAFFIC_MS = 5_000

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { AUTH, JSON_AUTH, createTestDatabase, type TestDatabase } from '../helper.js'
+import { AUTH, JSON_AUTH, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
 import { runCli, startServerProcess } from '../support/cli.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
@@ -74,7 +74,8 @@ describe('sqlite: restore a backup taken under load, as docs/operations.md says'
     rmSync(`${file}-wal`, { force: true })
     rmSync(`${file}-shm`, { force: true })
     copyFileSync(backup, file)
-    const restored = await startServerProcess(database.url)
+    // The restored service runs in this process: only the SIGKILL needed one.
+    const restored = await startTestServer({ database })
     try {
       const listed = await listAll(restored.origin)
       assert.deepEqual(listed, held, 'the restored service lists exactly the animals of the backup')
@@ -84,8 +85,7 @@ describe('sqlite: restore a backup taken under load, as docs/operations.md says'
       assert.equal(created.status, 201)
       assert.ok(!held.has((await created.json() as Pet).id), 'a new animal gets an id of its own')
     } finally {
-      restored.child.kill('SIGTERM')
-      assert.equal(await restored.exited, 0)
+      await restored.close()
     }
     const db = new Database(file, { readonly: true })
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok')

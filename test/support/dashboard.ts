@@ -1,10 +1,10 @@
 /**
  * The Grafana dashboard of deploy/grafana as the tests read it: its panels and every query,
- * which test/ops/prometheus.test.ts evaluates in a real Prometheus.
+ * which test/deploy/prometheus.test.ts evaluates in a real Prometheus.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from './cli.js'
 
 export interface Target { refId: string, expr: string, datasource?: { type: string, uid: string } }
 export interface Panel { id: number, type: string, title: string, datasource?: { type: string, uid: string }, targets?: Target[], gridPos: Record<string, number> }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { dashboardQueries, readDashboard } from './dashboard.js'
+import { dashboardQueries, readDashboard } from '../support/dashboard.js'
 
 // Panel types Grafana ships itself: no plugin to install.
 const CORE_PANELS = new Set(['row', 'timeseries', 'stat', 'table', 'gauge', 'bargauge', 'text'])

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { backends, errorBody, get, post, type TestServer } from '../helper.js'
-import { rawRequest } from './raw-http.js'
+import { backends, errorBody, get, post, type TestServer } from '../support/helper.js'
+import { rawRequest } from '../support/raw-http.js'
 import { startBreakableServer, type BreakableServer } from '../support/unreadable-database.js'
 
 interface Sample { name: string, labels: Record<string, string>, value: number }

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../helper.js'
-import { query } from './database.js'
-import { rawRequest } from './raw-http.js'
+import { TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { query } from '../support/database.js'
+import { rawRequest } from '../support/raw-http.js'
 
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex')
 

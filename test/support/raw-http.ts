@@ -34,9 +34,10 @@ export interface RawConnection {
 }
 
 /**
+ * `bodyless`: the response ends with its headers, as a response to HEAD does whatever its Content-Length.
  * @example const conn = await openRaw(server.origin); conn.write('GET / HTTP/1.1\r\n…'); const res = await conn.response
  */
-export async function openRaw (origin: string): Promise<RawConnection> {
+export async function openRaw (origin: string, { bodyless = false } = {}): Promise<RawConnection> {
   const { hostname, port } = new URL(origin)
   const socket = connect(Number(port), hostname)
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
@@ -50,7 +51,7 @@ export async function openRaw (origin: string): Promise<RawConnection> {
       if (end === -1) return
       const parsed = parseResponse(text)
       const length = parsed.headers['content-length']
-      if (length !== undefined && Buffer.byteLength(text.slice(end + 4)) >= Number(length)) {
+      if (bodyless || (length !== undefined && Buffer.byteLength(text.slice(end + 4)) >= Number(length))) {
         socket.destroy()
         resolve(parsed)
       }
@@ -61,9 +62,9 @@ export async function openRaw (origin: string): Promise<RawConnection> {
   return { socket, write: (chunk) => socket.write(chunk), response }
 }
 
-/** Sends `text` as it is and waits for the answer. */
+/** Sends `text` as it is and waits for the answer (to a HEAD, its headers: no body follows, and the connection stays open). */
 export async function rawRequest (origin: string, text: string | Buffer): Promise<RawResponse> {
-  const conn = await openRaw(origin)
+  const conn = await openRaw(origin, { bodyless: (typeof text === 'string' ? text : text.toString('latin1', 0, 5)).startsWith('HEAD ') })
   conn.write(text)
   return await conn.response
 }

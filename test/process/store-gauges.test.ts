@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { backends, POSTGRES_SKIPPED, startTestServer, type TestServer } from '../helper.js'
+import { backends, POSTGRES_SKIPPED, startTestServer, type TestServer } from '../support/helper.js'
 
 /** The value of an unlabelled metric in the listener's exposition, or undefined when it has no series. */
 async function scraped (server: TestServer, name: string): Promise<number | undefined> {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { PetCatalogue } from '../../src/domain/pets.js'
 import type { IdempotencyClaim } from '../../src/store/store.js'
-import { backends, useTestStore } from '../helper.js'
+import { backends, useTestStore } from '../support/helper.js'
 
 const caller = { keyName: 'test', nameHash: 'a'.repeat(64), scopes: new Set(['pets:write'] as const), rateLimit: undefined }
 
