@@ -59,7 +59,7 @@ describe('migrations at the same moment', () => {
     const database = await createTestDatabase('sqlite')
     const path = database.url.slice('sqlite:'.length)
     try {
-      const peer = spawn(process.execPath, ['--import', 'tsx', 'test/support/sqlite-migrating-peer.ts', path, '500'], { stdio: ['ignore', 'pipe', 'inherit'] })
+      const peer = spawn(process.execPath, ['test/support/sqlite-migrating-peer.js', path, '500'], { stdio: ['ignore', 'pipe', 'inherit'] })
       const peerDone = new Promise((resolve) => peer.once('exit', resolve))
       await new Promise<void>((resolve) => peer.stdout.once('data', () => resolve())) // it holds the write lock now
       const store = await openStore(database.url)

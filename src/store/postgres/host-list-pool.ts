@@ -146,9 +146,8 @@ class HostListClient extends EventEmitter {
         callback(err, result)
       })
     }
-    const result = query(...args)
-    if (!(result instanceof Promise)) return result
-    return result.catch((err: unknown) => {
+    // The store passes text and values, never a Submittable: pg answers with a promise.
+    return (query(...args) as Promise<unknown>).catch((err: unknown) => {
       this.#noteError(err)
       throw err
     })
