@@ -3,7 +3,6 @@
  * listens (src/process/server.ts does), so tests build the very same app.
  */
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
-import swagger from '@fastify/swagger'
 import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { expiryByName } from './domain/api-keys/lifecycle.js'
 import { ApiKeyVerifier } from './domain/api-keys/verifier.js'
@@ -11,7 +10,7 @@ import { PetCatalogue } from './domain/pets.js'
 import { buildPipeline } from './http/pipeline.js'
 import { connectRedis } from './http/redis.js'
 import { Metrics } from './http/plugins/metrics.js'
-import { API_DESCRIPTION, API_TITLE, registerDocsPage, registerMetaRoutes } from './http/routes/meta.js'
+import { registerApiDocument, registerDocsPage, registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import { REQUEST_TIMEOUTS, type RequestTimeouts } from './schemas/limits.js'
 import type { Store } from './store/store.js'
@@ -64,28 +63,7 @@ export async function buildApp ({ config, store, logger, now = () => new Date(),
     isDraining: () => draining
   }
 
-  await app.register(swagger, {
-    // A component is named by its schema's $id (Pet, NewPet, …) rather than def-0, def-1.
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: API_TITLE,
-        version: '1.0.0',
-        license: { name: 'MIT', identifier: 'MIT' },
-        description: API_DESCRIPTION
-      },
-      tags: [{ name: 'pets', description: 'The animals of the catalogue.' }],
-      components: {
-        securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API key>`.' }
-        }
-      },
-      security: [{ bearerAuth: [] }],
-      // Paths are relative to the base address, which ends in /v1 (the spec's servers): /pets, not /v1/pets.
-      servers: [{ url: '/v1' }]
-    }
-  })
+  await registerApiDocument(app)
   await registerDocsPage(app)
 
   registerPetRoutes(app, { catalogue, publicBaseUrl: config.publicBaseUrl, deprecatedAt: GETPET_DEPRECATED_AT, sunset: config.getPetSunset })

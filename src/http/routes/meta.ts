@@ -3,6 +3,7 @@
  * interactive docs page. Metrics are on a listener of their own (src/process/metrics-listener.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import { HttpError } from '../errors.js'
 import type { Store } from '../../store/store.js'
@@ -17,6 +18,32 @@ export const API_TITLE = 'Pet Store'
 export const API_DESCRIPTION = 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
   'Every call needs a bearer API key. Every error is the `Error` body, `{code, message, status}`; ' +
   'a client branches on `code`, never on `message`. The codes, with their status and meaning:\n\n' + errorCatalogueMarkdown()
+
+/** The OpenAPI document, generated from the routes' schemas registered after it. */
+export async function registerApiDocument (app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    // A component is named by its schema's $id (Pet, NewPet, …) rather than def-0, def-1.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}` },
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: API_TITLE,
+        version: '1.0.0',
+        license: { name: 'MIT', identifier: 'MIT' },
+        description: API_DESCRIPTION
+      },
+      tags: [{ name: 'pets', description: 'The animals of the catalogue.' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key: `Authorization: Bearer <API key>`.' }
+        }
+      },
+      security: [{ bearerAuth: [] }],
+      // Paths are relative to the base address, which ends in /v1 (the spec's servers): /pets, not /v1/pets.
+      servers: [{ url: '/v1' }]
+    }
+  })
+}
 
 export interface MetaRoutesOptions {
   store: Store
