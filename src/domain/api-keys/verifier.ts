@@ -88,7 +88,7 @@ export class ApiKeyVerifier {
   /**
    * True, from memory alone, for a configured key or one the store found working within
    * the last minute: such a key passes the throttle of forged keys.
-   * @example if (!verifier.isKnownValid(token)) await refuseIfThrottled(request)
+   * @example if (verifier.isKnownValid(token)) return // not counted against its address (src/http/forged-key-throttle.ts)
    */
   isKnownValid (presented: string): boolean {
     const keyHash = hashApiKey(presented)
