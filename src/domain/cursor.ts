@@ -3,7 +3,7 @@
  * for, signed with the database's secret so that any instance accepts it and an
  * altered one is refused.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
 import { parseInt64, type Int64 } from '../schemas/kinds.js'
 import type { PetStatus } from '../schemas/pets.js'
 import { InvalidCursor } from './errors.js'
@@ -16,16 +16,17 @@ export interface CursorPosition {
 const SIGNATURE_BYTES = 16
 
 export class CursorCodec {
-  readonly #secret: Buffer
+  // A KeyObject is checked once: a Buffer key would be copied and checked on every signature.
+  readonly #secret: KeyObject
 
   constructor (secret: Buffer) {
-    this.#secret = secret
+    this.#secret = createSecretKey(secret)
   }
 
-  /** @example codec.encode({ afterId: 20, status: 'sold' }) // 'MjA6c29sZA.…' */
-  encode ({ afterId, status }: CursorPosition): string {
-    const payload = Buffer.from(`${afterId}:${status ?? ''}`)
-    return `${payload.toString('base64url')}.${this.#sign(payload).toString('base64url')}`
+  /** @example codec.encode(20, 'sold') // 'MjA6c29sZA.…' */
+  encode (afterId: Int64, status: PetStatus | undefined): string {
+    const payload = `${afterId}:${status ?? ''}`
+    return `${Buffer.from(payload, 'latin1').toString('base64url')}.${this.#sign(payload).toString('base64url')}`
   }
 
   /** @throws InvalidCursor for a cursor that is malformed, altered, or made for another status filter */
@@ -46,7 +47,8 @@ export class CursorCodec {
     return { afterId: parseInt64(match[1]!), status }
   }
 
-  #sign (payload: Buffer): Buffer {
+  /** The payload is ASCII: as a string or as its bytes, the same signature. */
+  #sign (payload: string | Buffer): Buffer {
     return createHmac('sha256', this.#secret).update(payload).digest().subarray(0, SIGNATURE_BYTES)
   }
 }

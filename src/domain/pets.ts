@@ -45,7 +45,7 @@ export class PetCatalogue {
     const rows = await this.#store.listPets({ limit: limit + 1, status, afterId })
     const more = rows.length > limit
     const pets = rows.slice(0, limit)
-    const next = more ? this.#cursors.encode({ afterId: pets[pets.length - 1]!.id, status }) : undefined
+    const next = more ? this.#cursors.encode(pets[pets.length - 1]!.id, status) : undefined
     return { pets, next }
   }
 

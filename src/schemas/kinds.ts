@@ -28,7 +28,8 @@ export function toInt64 (value: bigint): Int64 {
  * @example parseInt64('9007199254740993') // 9007199254740993n; parseInt64('42') // 42
  */
 export function parseInt64 (digits: string): Int64 {
-  return toInt64(BigInt(digits))
+  // Fifteen characters are below 2^53 even all digits: Number reads them exactly, and no BigInt is made.
+  return digits.length <= 15 ? Number(digits) : toInt64(BigInt(digits))
 }
 
 interface IntegerOptions {

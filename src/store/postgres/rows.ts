@@ -1,12 +1,13 @@
-/** Rows of the PostgreSQL tables as pg returns them (BIGINT as a decimal string), and their mappers. */
-import { parseInt64 } from '../../schemas/kinds.js'
+/** Rows of the PostgreSQL tables as pg returns them (BIGINT as an Int64, through PG_TYPES), and their mappers. */
+import pg from 'pg'
+import { parseInt64, type Int64 } from '../../schemas/kinds.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
 import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
 
-export interface PetRow { id: string, name: string, category_id: string, status: PetStatus }
+export interface PetRow { id: Int64, name: string, category_id: Int64, status: PetStatus }
 export interface ApiKeyRow {
-  id: string
+  id: Int64
   name: string
   key_hash: string
   /** Comma-separated. */
@@ -20,11 +21,18 @@ export interface ApiKeyRow {
   revoked_at: Date | null
 }
 
+const BIGINT_OID = 20
+
+/** The pool's type parsers: BIGINT text read once, straight to an exact Int64 (pg-types would check it with a regex and keep the string). */
+export const PG_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === BIGINT_OID && format !== 'binary' ? parseInt64 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser']
+}
+
 export const PET_COLUMNS = 'id, name, category_id, status'
 
-/** @example rowToPet({ id: '1', name: 'Rex', category_id: '3', status: 'sold' }) // { id: 1, …, categoryId: 3 } */
+/** @example rowToPet({ id: 1, name: 'Rex', category_id: 3, status: 'sold' }) // { id: 1, …, categoryId: 3 } */
 export function rowToPet (row: PetRow): Pet {
-  return { id: parseInt64(row.id), name: row.name, categoryId: parseInt64(row.category_id), status: row.status }
+  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
 }
 
 export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {

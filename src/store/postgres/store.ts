@@ -19,7 +19,7 @@ import { hostListPool } from './host-list-pool.js'
 import { MIGRATIONS } from './migrations.js'
 import { recordRemoteApply } from './remote-apply.js'
 import { recordServerTimeouts, serverTimeouts, setServerTimeouts } from './server-timeouts.js'
-import { PET_COLUMNS, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
+import { PET_COLUMNS, PG_TYPES, rowToApiKey, rowToPet, type ApiKeyRow, type PetRow } from './rows.js'
 
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
@@ -88,7 +88,8 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     // The server's own, shorter timeouts are the role's defaults, recorded by migrate().
     query_timeout: timeoutMs,
     keepAlive: true,
-    idleTimeoutMillis: 30_000
+    idleTimeoutMillis: 30_000,
+    types: PG_TYPES
   })
   // An idle connection that dies (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => {})
