@@ -2,7 +2,7 @@
  * Bearer API keys (RFC 6750) on everything under /v1 but the OpenAPI document,
  * unknown routes and methods included.
  */
-import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import type { ApiKeyVerifier, Verdict } from '../domain/api-keys/verifier.js'
 import { HttpError } from './errors.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
@@ -30,7 +30,7 @@ const PERCENT_ESCAPE = /%([0-9A-Fa-f]{2})/g
  */
 export function requiresKey (request: FastifyRequest): boolean {
   if (request.state.keyRequired === undefined) {
-    const path = request.routeOptions.url ?? routerPathOf(request.url)
+    const path = request.state.route.url ?? routerPathOf(request.url)
     request.state.keyRequired = (path === '/v1' || path.startsWith('/v1/')) && !KEYLESS_PATHS.has(path)
   }
   return request.state.keyRequired
@@ -91,12 +91,11 @@ export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: Fas
  * methods have no scope: their 404 and 405 stay.
  * @example app.addHook('onRequest', requireScope)
  */
-export const requireScope: onRequestAsyncHookHandler = async (request) => {
-  // Fastify builds routeOptions anew on every read.
-  const config = request.routeOptions.config
-  const scope = config?.scope
+export const requireScope: onRequestHookHandler = (request, _reply, done) => {
+  const config = request.state.route.config
+  const scope = config.scope
   const caller = request.state.caller
-  if (scope === undefined || caller === undefined || caller.scopes.has(scope)) return
+  if (scope === undefined || caller === undefined || caller.scopes.has(scope)) return done()
   throw new HttpError('insufficient_scope', `Authorization: this API key lacks ${scope}, which ${config.operation ?? 'this operation'} needs`,
     { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` })
 }

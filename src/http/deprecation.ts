@@ -3,7 +3,7 @@
  * included, carries Deprecation (RFC 9745), Sunset (RFC 8594) and Link; from the
  * sunset instant on the operation answers 410 Gone.
  */
-import type { onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { HttpError } from './errors.js'
 import { baseUrlOf, docsUrlOf } from './public-url.js'
 
@@ -25,17 +25,18 @@ export interface DeprecationOptions {
  * The headers, on every answer of a deprecated route.
  * @example app.addHook('onRequest', deprecationHeaders({ sunset, publicBaseUrl: undefined, now: () => new Date() }))
  */
-export function deprecationHeaders (options: DeprecationOptions): onRequestAsyncHookHandler {
+export function deprecationHeaders (options: DeprecationOptions): onRequestHookHandler {
   const sunset = options.sunset.toUTCString()
-  return async (request, reply) => {
-    const deprecatedAt = request.routeOptions.config.deprecatedAt
-    if (deprecatedAt === undefined) return
+  return (request, reply, done) => {
+    const deprecatedAt = request.state.route.config.deprecatedAt
+    if (deprecatedAt === undefined) return done()
     const base = baseUrlOf(request, options.publicBaseUrl)
     reply.headers({
       deprecation: `@${Math.floor(deprecatedAt.getTime() / 1000)}`,
       sunset,
       link: `<${docsUrlOf(base)}>; rel="deprecation"; type="text/html", <${base}/pets>; rel="successor-version"`
     })
+    done()
   }
 }
 
@@ -45,7 +46,8 @@ export function deprecationHeaders (options: DeprecationOptions): onRequestAsync
  */
 export function refuseAfterSunset (options: DeprecationOptions): onRequestHookHandler {
   return (request, _reply, done) => {
-    if (request.routeOptions.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
-    throw new HttpError('gone', `${request.method} ${request.routeOptions.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
+    const route = request.state.route
+    if (route.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
+    throw new HttpError('gone', `${request.method} ${route.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
   }
 }

@@ -2,7 +2,7 @@
  * Protocol checks Node's parser leaves to the application: Host, and the request
  * target's length, the headers' size, and headers that must come once.
  */
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { HttpError } from './errors.js'
 import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
 
@@ -21,7 +21,7 @@ const HOST = /^(?:(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})+|\[[0-9A-Fa-f:
  * Host: sent once in HTTP/1.1, and only host[:port].
  * @example app.addHook('onRequest', checkHost)
  */
-export const checkHost: onRequestAsyncHookHandler = async (request) => {
+export const checkHost: onRequestHookHandler = (request, _reply, done) => {
   const host = request.raw.headersDistinct.host
   if (request.raw.httpVersion === '1.1' && host === undefined) {
     throw new HttpError('validation_failed', 'Host: is required in HTTP/1.1')
@@ -30,10 +30,11 @@ export const checkHost: onRequestAsyncHookHandler = async (request) => {
   if (host?.length === 1 && !HOST.test(host[0]!)) {
     throw new HttpError('validation_failed', 'Host: must be host[:port] or [IPv6 address][:port]')
   }
+  done()
 }
 
 /** @example app.addHook('onRequest', checkRequest) */
-export const checkRequest: onRequestAsyncHookHandler = async (request) => {
+export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
   // The target as sent: src/http/routable-url.ts may have lengthened it.
   if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {
     throw new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
@@ -50,4 +51,5 @@ export const checkRequest: onRequestAsyncHookHandler = async (request) => {
   for (const name of SINGLE_HEADERS) {
     if ((headers[name]?.length ?? 0) > 1) throw new HttpError('validation_failed', `${name}: must be sent once`)
   }
+  done()
 }

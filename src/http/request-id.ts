@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 
 const CLIENT_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -21,6 +21,7 @@ export function requestIdGenerator (mightBeApiKey: (text: string) => boolean) {
  * Every response carries the id its log lines carry.
  * @example app.addHook('onRequest', stampRequestId)
  */
-export const stampRequestId: onRequestAsyncHookHandler = async (request, reply) => {
+export const stampRequestId: onRequestHookHandler = (request, reply, done) => {
   reply.header('x-request-id', request.id)
+  done()
 }

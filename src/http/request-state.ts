@@ -1,11 +1,13 @@
 /**
- * What the stages learn of a request, on one typed decoration: whether it needs a
+ * What the stages learn of a request, on one typed decoration: its route, whether it needs a
  * key, who called, and the Idempotency-Key it holds.
  */
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Caller } from '../domain/api-keys/verifier.js'
 
 export interface RequestState {
+  /** The route's options, read once: Fastify builds `request.routeOptions` anew on every read. */
+  readonly route: FastifyRequest['routeOptions']
   /** Whether the path needs a key; worked out once, by the first stage that asks. */
   keyRequired?: boolean
   /** The authenticated caller; set on every request under /v1 that passed auth. */
@@ -24,6 +26,7 @@ declare module 'fastify' {
  * A fresh state for each request: a decoration's object value would be shared by every request.
  * @example app.decorateRequest('state'); app.addHook('onRequest', startRequestState)
  */
-export const startRequestState: onRequestAsyncHookHandler = async (request) => {
-  request.state = {}
+export const startRequestState: onRequestHookHandler = (request, _reply, done) => {
+  request.state = { route: request.routeOptions }
+  done()
 }

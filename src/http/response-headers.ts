@@ -1,4 +1,4 @@
-import type { onRequestAsyncHookHandler } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { requiresKey } from './auth.js'
 
 /**
@@ -15,9 +15,10 @@ const BEHIND_KEY = { ...EVERY_ANSWER, 'cache-control': 'no-store' }
  * stop sending on connections about to be closed.
  * @example app.addHook('onRequest', responseHeaders(() => draining))
  */
-export function responseHeaders (isDraining: () => boolean): onRequestAsyncHookHandler {
-  return async (request, reply) => {
+export function responseHeaders (isDraining: () => boolean): onRequestHookHandler {
+  return (request, reply, done) => {
     reply.headers(requiresKey(request) ? BEHIND_KEY : EVERY_ANSWER)
     if (isDraining()) reply.header('connection', 'close')
+    done()
   }
 }

@@ -49,17 +49,18 @@ export class WindowCounts {
 
   /** @example const { count } = await counts.read('192.0.2.7', request.log) */
   async read (key: string, log: FastifyBaseLogger): Promise<CountWindow> {
-    return await this.#inRedis(READ, key, log) ?? this.#readLocal(key)
+    if (this.#options.redis === undefined) return this.#readLocal(key)
+    return await this.#inRedis(this.#options.redis, READ, key, log) ?? this.#readLocal(key)
   }
 
   /** Counts one and returns the window with it. @example await counts.add('192.0.2.7', request.log) */
   async add (key: string, log: FastifyBaseLogger): Promise<CountWindow> {
-    return await this.#inRedis(ADD, key, log) ?? this.#addLocal(key)
+    if (this.#options.redis === undefined) return this.#addLocal(key)
+    return await this.#inRedis(this.#options.redis, ADD, key, log) ?? this.#addLocal(key)
   }
 
-  async #inRedis (script: string, key: string, log: FastifyBaseLogger): Promise<CountWindow | undefined> {
-    const { redis, redisPrefix, windowMs, counted } = this.#options
-    if (redis === undefined) return undefined
+  async #inRedis (redis: RedisClient, script: string, key: string, log: FastifyBaseLogger): Promise<CountWindow | undefined> {
+    const { redisPrefix, windowMs, counted } = this.#options
     try {
       const [count, ttl] = await redis.eval(script, 1, `${redisPrefix}${key}`, windowMs) as [number, number]
       this.#redisFailing = false

@@ -17,13 +17,15 @@ declare module 'fastify' {
 async function accessLogPlugin (app: FastifyInstance): Promise<void> {
   // A client that leaves before its answer is written gets no onResponse (Fastify writes
   // nothing to a closed socket): its line is written when its connection closes.
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) logRequest(request, reply, answeredOnSocket.get(request.socket) ?? CLIENT_CLOSED_REQUEST)
     })
+    done()
   })
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     logRequest(request, reply, reply.statusCode)
+    done()
   })
 }
 

@@ -145,8 +145,7 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Metr
   const latency = childCache<{ observe: (seconds: number) => void }>()
   const deprecatedCalls = childCache<{ inc: () => void }>()
   app.addHook('onResponse', (request, reply, done) => {
-    // Fastify builds routeOptions anew on every read.
-    const config = request.routeOptions.config
+    const config = request.state.route.config
     // No route: another method on a known path (405), or no known path at all (the docs page is none either).
     const operation = config.operation ?? (reply.statusCode === 405 ? 'methodNotAllowed' : 'unmatched')
     const status = String(reply.statusCode)
