@@ -44,9 +44,8 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/dist dist
 RUN ln -s /app/dist/cli/main.js /usr/local/bin/petstore
-# Every interface inside the container; the SQLite file on the volume; npm start's young-generation cap.
-ENV NODE_ENV=production HOST=0.0.0.0 METRICS_HOST=0.0.0.0 DATABASE_URL=sqlite:/data/petstore.db \
-    NODE_OPTIONS=--max-semi-space-size=4
+# Every interface inside the container; the SQLite file on the volume.
+ENV NODE_ENV=production HOST=0.0.0.0 METRICS_HOST=0.0.0.0 DATABASE_URL=sqlite:/data/petstore.db
 VOLUME /data
 EXPOSE 8080 9464
 USER petstore
