@@ -1,11 +1,9 @@
 /** Rows of the PostgreSQL tables as pg returns them (BIGINT as an Int64, through PG_TYPES), and their mappers. */
 import pg from 'pg'
 import { parseInt64, type Int64 } from '../../schemas/kinds.js'
-import type { Pet, PetStatus } from '../../schemas/pets.js'
 import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
 
-export interface PetRow { id: Int64, name: string, category_id: Int64, status: PetStatus }
 export interface ApiKeyRow {
   id: Int64
   name: string
@@ -28,12 +26,8 @@ export const PG_TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => oid === BIGINT_OID && format !== 'binary' ? parseInt64 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser']
 }
 
-export const PET_COLUMNS = 'id, name, category_id, status'
-
-/** @example rowToPet({ id: 1, name: 'Rex', category_id: 3, status: 'sold' }) // { id: 1, …, categoryId: 3 } */
-export function rowToPet (row: PetRow): Pet {
-  return { id: row.id, name: row.name, categoryId: row.category_id, status: row.status }
-}
+/** A pet's columns, named as the API names them: each row pg returns is a Pet, mapped by no code of ours. */
+export const PET_COLUMNS = 'id, name, category_id AS "categoryId", status'
 
 export function rowToApiKey (row: ApiKeyRow): ApiKeyRecord {
   return {
