@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { INT64_MAX } from '../../schemas/kinds.js'
+import { INT64_MAX } from '../../schemas/int64.js'
 import { Batcher } from '../batcher.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import type { ApiKeyRecord, CreateResult, IdempotencyClaim, ListPetsOptions, NewApiKeyRecord, NewPetRecord, Store } from '../store.js'
