@@ -16,21 +16,20 @@ ALONE=(
   test/ha/cluster.test.ts # fails over a Patroni cluster of its own (test/support/ha-cluster.ts) under load
   test/image/image.test.ts # builds the image: podman's build takes every core
 )
-# The longest files start first, so that no long one is left running alone at the end.
+# The longest files start first, so that no long one is left running alone at the end; the two that
+# mostly wait (key-rotation's cache windows, hostile-input's timeouts) start among files that compute.
 FIRST=(
   packages/client/test/petstore-client.test.ts
   test/process/crash-safety.test.ts
-  test/cli/interrupt.test.ts
-  test/cli/keys-lifecycle.test.ts
-  test/cli/keys-serve.test.ts
+  test/cli/import-export.test.ts
   test/http/key-rotation.test.ts
   test/bench/smoke.test.ts
+  test/cli/seed.test.ts
+  test/http/hostile-input.test.ts
   test/http/methods.test.ts
   packages/client/test/installed.test.ts
   test/process/start.test.ts
   test/deploy/prometheus.test.ts
-  test/cli/import-export.test.ts
-  test/cli/seed.test.ts
 )
 
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)

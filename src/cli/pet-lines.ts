@@ -5,7 +5,7 @@
 import { describeBrokenRule } from '../schemas/broken-rule.js'
 import { compileSchema } from '../schemas/components.js'
 import { parseExactJson } from '../schemas/json-reader.js'
-import { parseInt64 } from '../schemas/kinds.js'
+import { parseInt64 } from '../schemas/int64.js'
 import { Pet } from '../schemas/pets.js'
 import { BODY_LIMIT_BYTES } from '../schemas/limits.js'
 

@@ -4,7 +4,7 @@
  * altered one is refused.
  */
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto'
-import { parseInt64, type Int64 } from '../schemas/kinds.js'
+import { parseInt64, type Int64 } from '../schemas/int64.js'
 import type { PetStatus } from '../schemas/pets.js'
 import { InvalidCursor } from './errors.js'
 

@@ -2,7 +2,7 @@
  * The domain's own errors: what the catalogue's rules refuse, in the domain's words, with no
  * status, header or wire field name. src/http/errors.ts alone maps each to an answer.
  */
-import type { Int64 } from '../schemas/kinds.js'
+import type { Int64 } from '../schemas/int64.js'
 
 /** No animal has the id asked for. */
 export class PetNotFound extends Error {

@@ -3,7 +3,7 @@
  * rules of Idempotency-Key (in flight, replay, reuse with another body, expiry).
  */
 import { createHash } from 'node:crypto'
-import type { Int64 } from '../schemas/kinds.js'
+import type { Int64 } from '../schemas/int64.js'
 import type { NewPet, Pet, PetStatus } from '../schemas/pets.js'
 import type { Store } from '../store/store.js'
 import type { Caller } from './api-keys/verifier.js'

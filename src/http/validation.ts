@@ -8,7 +8,8 @@ import type { FastifySchemaCompiler } from 'fastify'
 import { HttpError } from './errors.js'
 import { describeBrokenRule, type Part } from '../schemas/broken-rule.js'
 import { compileSchema } from '../schemas/components.js'
-import { isDecimalInteger, parseInt64 } from '../schemas/kinds.js'
+import { parseInt64 } from '../schemas/int64.js'
+import { isDecimalInteger } from '../schemas/kinds.js'
 
 /** Fastify's validator compiler: returns the decoded value, or the 400 to answer. */
 export const compileValidator: FastifySchemaCompiler<TSchema> = ({ schema, httpPart }) => {

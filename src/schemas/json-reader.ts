@@ -4,7 +4,7 @@
  * (a bigint past the safe range) and refuses duplicate keys with different values.
  */
 import { parse } from 'lossless-json'
-import { parseInt64 } from './kinds.js'
+import { parseInt64 } from './int64.js'
 
 /** Text that is not one JSON value, or bytes that are not UTF-8; the message says what, without naming the field. */
 export class MalformedJson extends Error {

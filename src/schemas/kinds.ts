@@ -6,31 +6,7 @@
  * the OpenAPI document and, through its `Kind`, the check the server runs.
  */
 import { Kind, Type, TypeRegistry, type TSchema, type TUnsafe } from '@sinclair/typebox'
-
-export const INT64_MAX = 9223372036854775807n
-
-/**
- * An int64 in canonical form: a number when it is a safe integer, else a bigint,
- * so that equal values are always `===`.
- */
-export type Int64 = number | bigint
-
-/** @example toInt64(9007199254740993n) // 9007199254740993n; toInt64(42n) // 42 */
-export function toInt64 (value: bigint): Int64 {
-  return value <= BigInt(Number.MAX_SAFE_INTEGER) && value >= BigInt(Number.MIN_SAFE_INTEGER)
-    ? Number(value)
-    : value
-}
-
-/**
- * Decimal digits (an optional minus first) as an Int64: the one parse of int64 text in the
- * server, for query and path digits, exact JSON numbers, database text and import lines.
- * @example parseInt64('9007199254740993') // 9007199254740993n; parseInt64('42') // 42
- */
-export function parseInt64 (digits: string): Int64 {
-  // Fifteen characters are below 2^53 even all digits: Number reads them exactly, and no BigInt is made.
-  return digits.length <= 15 ? Number(digits) : toInt64(BigInt(digits))
-}
+import { INT64_MAX, type Int64 as Int64Value } from './int64.js'
 
 interface IntegerOptions {
   minimum: number
@@ -64,8 +40,8 @@ TypeRegistry.Set<IntegerOptions>('DecimalInteger', (schema, value) =>
  * from the exact JSON body parser.
  * @example Int64({ minimum: 1 })
  */
-export function Int64 (options: IntegerOptions): TUnsafe<Int64> {
-  return Type.Unsafe<Int64>({ ...options, [Kind]: 'Int64', type: 'integer', format: 'int64' })
+export function Int64 (options: IntegerOptions): TUnsafe<Int64Value> {
+  return Type.Unsafe<Int64Value>({ ...options, [Kind]: 'Int64', type: 'integer', format: 'int64' })
 }
 
 /**
@@ -73,8 +49,8 @@ export function Int64 (options: IntegerOptions): TUnsafe<Int64> {
  * `0x10` and ` 5` are refused); decoded to an Int64 by the validator.
  * @example DecimalInteger({ minimum: 1, maximum: 100, default: 20 })
  */
-export function DecimalInteger (options: IntegerOptions): TUnsafe<Int64> {
-  return Type.Unsafe<Int64>({ ...options, [Kind]: 'DecimalInteger', type: 'integer', format: 'int64' })
+export function DecimalInteger (options: IntegerOptions): TUnsafe<Int64Value> {
+  return Type.Unsafe<Int64Value>({ ...options, [Kind]: 'DecimalInteger', type: 'integer', format: 'int64' })
 }
 
 export function isDecimalInteger (schema: TSchema): boolean {

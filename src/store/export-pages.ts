@@ -1,4 +1,4 @@
-import type { Int64 } from '../schemas/kinds.js'
+import type { Int64 } from '../schemas/int64.js'
 import type { Pet } from '../schemas/pets.js'
 import type { Store } from './store.js'
 

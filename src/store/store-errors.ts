@@ -1,4 +1,4 @@
-import { INT64_MAX } from '../schemas/kinds.js'
+import { INT64_MAX } from '../schemas/int64.js'
 
 /**
  * The store's own errors: what an adapter throws when the database cannot do what

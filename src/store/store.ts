@@ -3,7 +3,7 @@
  * store's own errors (store-errors.ts). One adapter per database (`sqlite/`,
  * `postgres/`) with the same file names; rows never leave an adapter.
  */
-import type { Int64 } from '../schemas/kinds.js'
+import type { Int64 } from '../schemas/int64.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
 import type { ReadCounts } from './read-routing.js'

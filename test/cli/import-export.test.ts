@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
 import { parsePetLine } from '../../src/cli/pet-lines.js'
-import { TEST_KEY, backends, createTestDatabase, openTestStore, startTestServer, type TestDatabase } from '../support/helper.js'
+import { TEST_KEY, backends, createTestDatabase, exportedLines, openTestStore, startTestServer, type TestDatabase } from '../support/helper.js'
 import { lockOnceLoading } from '../support/lock-database.js'
 import { runCli, runCliInBash, runCliIntoClosedPipe, runCliOnTerminal } from '../support/cli.js'
 
@@ -72,8 +72,7 @@ describe('petstore import and export: help and bad input', () => {
       const detail = /^petstore: line 17: (.*); the 10 animals of lines 1-10 were loaded, nothing after\n$/.exec(result.stderr)
       assert.ok(detail !== null, result.stderr)
       assert.match(detail[1]!, message)
-      const exported = await runCli(['export', '--database-url', url])
-      assert.equal(exported.stdout, animalLines(10))
+      assert.equal(await exportedLines(url), animalLines(10))
     })
   }
 
@@ -86,7 +85,7 @@ describe('petstore import and export: help and bad input', () => {
     const result = await runCli(['import', file, '--batch-size', '10', '--database-url', url])
     assert.equal(result.code, 1)
     assert.equal(result.stderr, 'petstore: line 17: must be at most 16384 bytes; the 10 animals of lines 1-10 were loaded, nothing after\n')
-    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(10))
+    assert.equal(await exportedLines(url), animalLines(10))
   })
 
   it('refuses a line of millions of characters without a stack overflow: a 12,000,000-character name, megabytes without a newline', async () => {
@@ -113,7 +112,7 @@ describe('petstore import and export: help and bad input', () => {
     const result = await runCli(['import', '-', '--database-url', url], { input: lines })
     assert.equal(result.code, 0)
     assert.equal(result.stderr, 'petstore: warning: id 9223372036854775807 was imported, the highest there is: no id is left for new animals (POST /v1/pets answers 503, seed fails)\n')
-    assert.equal((await runCli(['export', '--database-url', url])).stdout, lines)
+    assert.equal(await exportedLines(url), lines)
   })
 
   it('loads nothing of a batch the database refuses (an id that exists already)', async () => {
@@ -125,7 +124,7 @@ describe('petstore import and export: help and bad input', () => {
     const again = await runCli(['import', file, '--database-url', url])
     assert.equal(again.code, 1)
     assert.match(again.stderr, /^petstore: lines 1-2: cannot be loaded \(.*UNIQUE.*\); nothing was loaded\n$/)
-    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(5))
+    assert.equal(await exportedLines(url), animalLines(5))
   })
 })
 
@@ -146,7 +145,7 @@ describe('petstore import from a pipe', () => {
     await writing
     closeSync(reader)
     assert.deepEqual(result, { code: 0, signal: null, stdout: '', stderr: '' })
-    assert.equal((await runCli(['export', '--database-url', url])).stdout, animalLines(25))
+    assert.equal(await exportedLines(url), animalLines(25))
   })
 
   it('exits after a bad line of a named pipe whose writer keeps it open', async () => {
@@ -177,7 +176,7 @@ describe('petstore import from a pipe', () => {
       ['stdin', `cat '${file}' | petstore import /dev/stdin --database-url 'sqlite:${join(dir, 'stdin.db')}'`]
     ]) {
       assert.deepEqual(await runCliInBash(commandLine!), { code: 0, signal: null, stdout: '', stderr: '' }, name)
-      assert.equal((await runCli(['export', '--database-url', `sqlite:${join(dir, `${name}.db`)}`])).stdout, animalLines(5), name)
+      assert.equal(await exportedLines(`sqlite:${join(dir, `${name}.db`)}`), animalLines(5), name)
     }
   })
 
@@ -270,7 +269,7 @@ for (const backend of backends()) {
 
       const reloaded = await runCli(['import', '-', '--database-url', target.url], { input: exported.stdout })
       assert.equal(reloaded.code, 0, reloaded.stderr)
-      assert.equal((await runCli(['export', '--database-url', target.url])).stdout, lines)
+      assert.equal(await exportedLines(target.url), lines)
 
       // The API serves the imported animals exactly, and new ids follow the imported ones.
       const server = await startTestServer({ backend: backend.name, database: target })

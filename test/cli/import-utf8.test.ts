@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { backends, createTestDatabase, exportedLines, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
 
 const CHUNK_BYTES = 1 << 20
@@ -33,7 +33,7 @@ for (const backend of backends()) {
       const result = await runCli(['import', file, '--database-url', database.url])
       assert.equal(result.code, 1)
       assert.equal(result.stderr, 'petstore: line 2: is not valid UTF-8; nothing was loaded\n')
-      assert.equal((await runCli(['export', '--database-url', database.url])).stdout, '')
+      assert.equal(await exportedLines(database.url), '')
     })
 
     it('keeps a character whose bytes straddle two chunks of the file', async () => {
@@ -52,7 +52,7 @@ for (const backend of backends()) {
       writeFileSync(file, text)
       const result = await runCli(['import', file, '--database-url', database.url])
       assert.equal(result.code, 0, result.stderr)
-      assert.equal((await runCli(['export', '--database-url', database.url])).stdout, text)
+      assert.equal(await exportedLines(database.url), text)
     })
   })
 }

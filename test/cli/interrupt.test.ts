@@ -4,19 +4,17 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
-import { runCli, spawnCli, startCliOnTerminal, type TerminalCli } from '../support/cli.js'
+import { backends, createTestDatabase, exportedLines, openTestStore, type TestDatabase } from '../support/helper.js'
+import { spawnCli, startCliOnTerminal, type TerminalCli } from '../support/cli.js'
 
 const HIDE_CURSOR = '\x1b[?25l'
 const SHOW_CURSOR = '\x1b[?25h'
 const WRAP_OFF = '\x1b[?7l'
 const WRAP_ON = '\x1b[?7h'
 
-/** The ids `petstore export` writes. */
+/** The ids `petstore export` writes, read in this process: the subject here is the stopped command. */
 async function exportedIds (url: string): Promise<number[]> {
-  const exported = await runCli(['export', '--database-url', url])
-  assert.equal(exported.code, 0, exported.stderr)
-  return [...exported.stdout.matchAll(/^\{"id":(\d+),/gm)].map((match) => Number(match[1]))
+  return [...(await exportedLines(url)).matchAll(/^\{"id":(\d+),/gm)].map((match) => Number(match[1]))
 }
 
 /** Waits until the database holds an animal: a batch was committed. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { closeSync, openSync } from 'node:fs'
 import { after, before, describe, it } from 'node:test'
-import { backends, createTestDatabase, startTestServer, type Backend, type TestDatabase } from '../support/helper.js'
+import { backends, createTestDatabase, openTestStore, startTestServer, type Backend, type TestDatabase } from '../support/helper.js'
 import { runCli, runCliIntoClosedPipe } from '../support/cli.js'
 
 async function listPetsWith (database: TestDatabase, backend: Backend['name'], key: string): Promise<number> {
@@ -48,7 +48,12 @@ for (const backend of backends()) {
       } finally {
         closeSync(full)
       }
-      assert.doesNotMatch((await runCli(['keys', 'list', '--database-url', database.url])).stdout, /unseen/)
+      const store = await openTestStore(database)
+      try {
+        assert.deepEqual((await store.listApiKeys()).filter((record) => record.name === 'unseen'), [], 'no key named unseen was kept')
+      } finally {
+        await store.close()
+      }
       const named = await runCli(['keys', 'create', '--name', 'unseen', '--database-url', database.url])
       assert.equal(named.code, 0, 'the name is free again')
     })
@@ -60,9 +65,15 @@ for (const backend of backends()) {
     })
 
     it('refuses a bad name, a second key of the same name and an unknown revoke in one line, exit code 1', async () => {
+      // A bad name is refused before the database is opened: one backend shows it for all.
+      const badNames = backend.name !== 'sqlite'
+        ? []
+        : [
+            [['keys', 'create', '--name', 'has space'], 'petstore: --name: must be 1 to 64 of A-Z a-z 0-9 . _ -\n'],
+            [['keys', 'create', '--name', 'env-1'], 'petstore: --name: env-1, env-read-1, … name the keys of the environment in metrics; choose another\n']
+          ] as const
       for (const [args, message] of [
-        [['keys', 'create', '--name', 'has space'], 'petstore: --name: must be 1 to 64 of A-Z a-z 0-9 . _ -\n'],
-        [['keys', 'create', '--name', 'env-1'], 'petstore: --name: env-1, env-read-1, … name the keys of the environment in metrics; choose another\n'],
+        ...badNames,
         [['keys', 'create', '--name', 'ci-robot'], 'petstore: --name: a key named ci-robot exists already\n'],
         [['keys', 'revoke', 'nobody'], 'petstore: no active key named nobody\n']
       ] as const) {

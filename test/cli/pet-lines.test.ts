@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import { InvalidPetLine, LINE_LIMIT_BYTES, formatPetLine, parsePetLine } from '../../src/cli/pet-lines.js'
 import { MalformedJson, parseExactJson } from '../../src/schemas/json-reader.js'
-import { toInt64 } from '../../src/schemas/kinds.js'
+import { toInt64 } from '../../src/schemas/int64.js'
 
 const int64 = fc.bigInt({ min: 1n, max: 9223372036854775807n }).map(toInt64)
 const pet = fc.record({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { gzipSync } from 'node:zlib'
-import { toInt64 } from '../../src/schemas/kinds.js'
+import { toInt64 } from '../../src/schemas/int64.js'
 import { AUTH, JSON_AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 const tooLong = 'x'.repeat(256)

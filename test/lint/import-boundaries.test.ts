@@ -40,7 +40,7 @@ const REFUSED: Array<[string, string]> = [
 const ALLOWED: Array<[string, string]> = [
   ['src/http/routes/pets.ts', "import { PetCatalogue } from '../../domain/pets.js'"],
   ['src/domain/pets.ts', "import type { Store } from '../store/store.js'"],
-  ['src/store/sqlite/rows.ts', "import { parseInt64 } from '../../schemas/kinds.js'"],
+  ['src/store/sqlite/rows.ts', "import { parseInt64 } from '../../schemas/int64.js'"],
   ['src/cli/commands/keys.ts', "import { issueApiKey } from '../../domain/api-keys/lifecycle.js'"]
 ]
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseInt64 } from '../../src/schemas/kinds.js'
+import { parseInt64 } from '../../src/schemas/int64.js'
 
 describe('parseInt64: int64 text to its canonical value', () => {
   it('reads text of 15 characters or fewer as the exact number', () => {

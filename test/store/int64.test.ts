@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { parse } from 'lossless-json'
-import { toInt64 } from '../../src/schemas/kinds.js'
+import { toInt64 } from '../../src/schemas/int64.js'
 import { AUTH, backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 // Integers as the wire carries them: any number literal is kept as its exact digits.

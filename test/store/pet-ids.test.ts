@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { INT64_MAX, toInt64 } from '../../src/schemas/kinds.js'
+import { INT64_MAX, toInt64 } from '../../src/schemas/int64.js'
 import { NoIdLeft } from '../../src/store/store-errors.js'
 import { backends, createTestDatabase, openTestStore, useTestStore } from '../support/helper.js'
 

@@ -17,6 +17,8 @@ import { listenForScrapes, type MetricsListener } from '../../src/process/metric
 import { openStore } from '../../src/store/open-store.js'
 import type { PostgresOptions } from '../../src/store/postgres/store.js'
 import type { Store } from '../../src/store/store.js'
+import { exportPages } from '../../src/store/export-pages.js'
+import { formatPetLine } from '../../src/cli/pet-lines.js'
 import { createDatabase } from './postgres-database.js'
 import { TEST_KEY } from './cli.js'
 
@@ -89,6 +91,22 @@ export async function openTestStore (database: TestDatabase, postgres?: Postgres
   const store = await openStore(database.url, postgres)
   await store.migrate()
   return store
+}
+
+/**
+ * What `petstore export` writes for the database at `url` (migrated first, as the CLI does), read in
+ * this process: the same pages and lines without a process, for a test whose subject is not export.
+ * @example assert.equal(await exportedLines(database.url), '')
+ */
+export async function exportedLines (url: string): Promise<string> {
+  const store = await openTestStore({ url, directUrl: url, drop: async () => {} })
+  try {
+    let text = ''
+    for await (const page of exportPages(store, 10_000)) text += `${page.map(formatPetLine).join('\n')}\n`
+    return text
+  } finally {
+    await store.close()
+  }
 }
 
 /**

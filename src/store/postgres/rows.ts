@@ -1,6 +1,6 @@
 /** Rows of the PostgreSQL tables as pg returns them (BIGINT as an Int64, through PG_TYPES), and their mappers. */
 import pg from 'pg'
-import { parseInt64, type Int64 } from '../../schemas/kinds.js'
+import { parseInt64, type Int64 } from '../../schemas/int64.js'
 import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
 

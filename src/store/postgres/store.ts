@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import { INT64_MAX } from '../../schemas/kinds.js'
+import { INT64_MAX } from '../../schemas/int64.js'
 import type { Pet } from '../../schemas/pets.js'
 import { Batcher } from '../batcher.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'

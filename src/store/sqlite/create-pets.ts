@@ -3,7 +3,7 @@
  * Idempotency-Key, in one transaction and one fsync. Run by the writer thread.
  */
 import type Database from 'better-sqlite3'
-import { toInt64 } from '../../schemas/kinds.js'
+import { toInt64 } from '../../schemas/int64.js'
 import type { CreateResult, IdempotencyClaim, NewPetRecord } from '../store.js'
 import type { Statements } from './connection.js'
 import { petIdAllocator } from './pet-ids.js'

@@ -1,5 +1,5 @@
 /** Ids of new animals on SQLite, chosen by us rather than by INTEGER PRIMARY KEY. */
-import { INT64_MAX } from '../../schemas/kinds.js'
+import { INT64_MAX } from '../../schemas/int64.js'
 import { NoIdLeft } from '../store-errors.js'
 import type { Statements } from './connection.js'
 

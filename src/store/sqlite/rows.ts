@@ -1,5 +1,5 @@
 /** Rows of the SQLite tables as better-sqlite3 returns them (safe integers on), and their mappers. */
-import { toInt64, type Int64 } from '../../schemas/kinds.js'
+import { toInt64, type Int64 } from '../../schemas/int64.js'
 import type { Pet, PetStatus } from '../../schemas/pets.js'
 import type { ApiKeyScope } from '../../schemas/scopes.js'
 import type { ApiKeyRecord } from '../store.js'
