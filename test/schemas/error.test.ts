@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { describe, it } from 'node:test'
-import { ERROR_CATALOGUE } from '../src/schemas/error.js'
+import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
 
 describe('docs/errors.md', () => {
-  const rows = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8')
+  const rows = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
     .split('\n')
     .flatMap((line) => {
       const match = /^\| `([a-z_]+)` \| (\d{3}) \| ([^|]+) \|/.exec(line)
