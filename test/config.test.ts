@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ConfigError, GETPET_DEPRECATED_AT, SETTINGS, parseConfig, parseSettings } from '../src/config.js'
+import { ROOT } from './support/cli.js'
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -134,7 +136,7 @@ describe('configuration', () => {
   })
 
   it('lists every setting in .env.example with its default', () => {
-    const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+    const example = readFileSync(join(ROOT, '.env.example'), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)
   })
 })

@@ -6,9 +6,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+import { ROOT } from '../support/cli.js'
 
 describe('npm run bench -- --smoke', () => {
   it('reports every workload for the service and each peer, none failing a request', { timeout: 90_000 }, async () => {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
-import { dirname, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { describe, it } from 'node:test'
-import { fileURLToPath } from 'node:url'
+import { ROOT } from '../support/cli.js'
 
-const SRC = fileURLToPath(new URL('../../src/', import.meta.url))
+const SRC = join(ROOT, 'src/')
 
 /** The src/ files `file` loads when it is loaded: its static relative imports, followed (`import(…)` is not followed). */
 function loadedWith (file: string, seen = new Set<string>()): Set<string> {

@@ -6,12 +6,14 @@
  */
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
+import { ROOT } from '../support/cli.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 
-const FIXTURE = new URL('../fixtures/error-answers.json', import.meta.url)
+const FIXTURE = join(ROOT, 'test/fixtures/error-answers.json')
 // What changes from run to run: the date, the port, a request id the server made, the seconds left of a
 // window, a cursor's signature (by the database's own secret).
 const VOLATILE = new Set(['date', 'keep-alive'])

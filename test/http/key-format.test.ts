@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { hashApiKey } from '../../src/domain/api-keys/format.js'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
+import { ROOT } from '../support/cli.js'
 import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 // The expression docs/api-keys.md gives secret scanners, read from the page itself.
-const SCANNER = new RegExp(/`(\\bpetstore_api_[^`]+)`/.exec(readFileSync(new URL('../../docs/api-keys.md', import.meta.url), 'utf8'))![1]!, 'g')
+const SCANNER = new RegExp(/`(\\bpetstore_api_[^`]+)`/.exec(readFileSync(join(ROOT, 'docs/api-keys.md'), 'utf8'))![1]!, 'g')
 
 function withWrongChecksum (key: string): string {
   return `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`

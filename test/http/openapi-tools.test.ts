@@ -4,9 +4,9 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
+import { tsImport } from 'tsx/esm/api'
 import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 import { ROOT } from '../support/cli.js'
 import { typeErrors } from '../support/type-errors.js'
@@ -106,7 +106,8 @@ describe('GET /v1/openapi.json with the tools people use', () => {
   })
 
   it('lets an openapi-fetch client list, create and get against the live server', async () => {
-    const { exercise } = await import(pathToFileURL(join(dir, 'program.ts')).href) as {
+    // A user's TypeScript, run as they would run it: through tsx.
+    const { exercise } = await tsImport(join(dir, 'program.ts'), import.meta.url) as {
       exercise: (baseUrl: string, apiKey: string) => Promise<{ created: { id: number }, listed: Array<{ id: number }>, got: unknown, missing: string }>
     }
     const { created, listed, got, missing } = await exercise(server.api, TEST_KEY)

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict'
 import { execFile, spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { skippedFile } from '../support/helper.js'
@@ -18,7 +19,7 @@ import { freePorts, ROOT, TEST_KEY, waitUntilUp } from '../support/cli.js'
 const IMAGE = 'localhost/petstore:test'
 const MAX_SIZE = 300_000_000
 const RUN = `petstore-test-${randomBytes(4).toString('hex')}`
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string, license: string }
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string, license: string }
 
 const skip = spawnSync('podman', ['--version']).status === 0 ? false : 'podman is missing (bash scripts/image-base.sh, as root)'
 if (skip !== false) skippedFile(`Image tests skipped: ${skip}`)

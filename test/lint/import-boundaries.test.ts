@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { before, describe, it } from 'node:test'
+import { ROOT } from '../support/cli.js'
 
 // ESLint in a process of its own, as `npm run lint` runs it: its config loads packages that tsx's loader cannot.
 const LINT_EACH = `
@@ -18,7 +19,7 @@ process.stdout.write(JSON.stringify(found))
 /** The boundary errors ESLint reports for each line, as if written in its file. */
 function boundaryErrors (cases: Array<[string, string]>): string[][] {
   const output = execFileSync(process.execPath, ['--input-type=module', '-e', LINT_EACH], {
-    cwd: new URL('../..', import.meta.url).pathname,
+    cwd: ROOT,
     env: { ...process.env, CASES: JSON.stringify(cases) }
   })
   return JSON.parse(String(output)) as string[][]

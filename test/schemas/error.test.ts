@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
+import { ROOT } from '../support/cli.js'
 
 describe('docs/errors.md', () => {
-  const rows = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8')
+  const rows = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8')
     .split('\n')
     .flatMap((line) => {
       const match = /^\| `([a-z_]+)` \| (\d{3}) \| ([^|]+) \|/.exec(line)

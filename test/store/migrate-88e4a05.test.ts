@@ -10,22 +10,23 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import pg from 'pg'
+import { ROOT } from '../support/cli.js'
 import { backends, createTestDatabase, errorBody, startTestServer, type TestDatabase } from '../support/helper.js'
 
-const FIXTURES = new URL('../fixtures/88e4a05/', import.meta.url)
-const KEYS = JSON.parse(readFileSync(new URL('keys.json', FIXTURES), 'utf8')) as Record<'sqlite' | 'postgres', { active: string, revoked: string }>
+const FIXTURES = join(ROOT, 'test/fixtures/88e4a05')
+const KEYS = JSON.parse(readFileSync(join(FIXTURES, 'keys.json'), 'utf8')) as Record<'sqlite' | 'postgres', { active: string, revoked: string }>
 
 /** A copy of the SQLite file, or a fresh PostgreSQL database loaded with the dump. */
 async function oldDatabase (backend: 'sqlite' | 'postgres' | 'pgbouncer'): Promise<TestDatabase> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-88e4a05-'))
-    copyFileSync(new URL('petstore.db', FIXTURES), join(dir, 'petstore.db'))
+    copyFileSync(join(FIXTURES, 'petstore.db'), join(dir, 'petstore.db'))
     const url = `sqlite:${join(dir, 'petstore.db')}`
     return { url, directUrl: url, drop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
   const database = await createTestDatabase(backend)
   // psql's meta-commands (\restrict) are no SQL; the rest runs as one simple query.
-  const dump = readFileSync(new URL('postgres.sql', FIXTURES), 'utf8').split('\n').filter((line) => !line.startsWith('\\')).join('\n')
+  const dump = readFileSync(join(FIXTURES, 'postgres.sql'), 'utf8').split('\n').filter((line) => !line.startsWith('\\')).join('\n')
   const client = new pg.Client({ connectionString: database.directUrl })
   await client.connect()
   try {

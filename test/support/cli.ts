@@ -8,14 +8,18 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { createServer, type Server } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-/** The repository's root: the CLI's working directory unless a test gives another. */
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+/** Where `npm test` runs the tests from: test/, src/ and the client's sources compiled, the same tree inside. */
+export const TEST_BUILD = '.test-build'
+const ABOVE_SUPPORT = fileURLToPath(new URL('../..', import.meta.url))
+/** The repository's root, whether this file runs from test/support/ or from TEST_BUILD: the CLI's working directory unless a test gives another. */
+export const ROOT = basename(ABOVE_SUPPORT) === TEST_BUILD ? dirname(ABOVE_SUPPORT) : ABOVE_SUPPORT
 /** The one API key every test server, in process or child, accepts. */
 export const TEST_KEY = 'test-key-0123456789abcdef'
 
-const MAIN = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url))
+const MAIN = join(ROOT, 'dist/cli/main.js')
 /** `petstore` itself, from any working directory: the built one, which starts in a fraction of tsx's time. */
 const COMMAND = [process.execPath, MAIN]
 
@@ -29,7 +33,7 @@ function assertBuilt (): void {
   } catch {
     throw new Error('dist/cli/main.js is missing: run npm run build (npm test does)')
   }
-  const src = fileURLToPath(new URL('../../src', import.meta.url))
+  const src = join(ROOT, 'src')
   const newer = readdirSync(src, { recursive: true, encoding: 'utf8' }).find((file) => statSync(`${src}/${file}`).mtimeMs > builtAt)
   if (newer !== undefined) throw new Error(`src/${newer} is newer than dist/: run npm run build (npm test does)`)
   built = true

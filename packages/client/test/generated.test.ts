@@ -6,9 +6,10 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
-import { GENERATED_DIR, generateClientSources } from '../../../scripts/generate-client-types.js'
+import { generateClientSources } from '../../../scripts/generate-client-types.js'
 import { matchesSchema } from '../src/schema-check.js'
 import type { NewPet, Pet } from '../src/index.js'
+import { ROOT } from '../../../test/support/cli.js'
 
 // Checked by `npm run lint` (tsc): each line under @ts-expect-error must be an error.
 // @ts-expect-error the service assigns the id
@@ -20,7 +21,7 @@ export const exact: Pet = { id: 9007199254740993n, name: 'Rex', categoryId: 3, s
 describe('the client\'s generated sources', () => {
   it('are what scripts/generate-client-types.ts writes from the server\'s schemas today', async () => {
     for (const [name, text] of Object.entries(await generateClientSources())) {
-      assert.equal(readFileSync(join(GENERATED_DIR, name), 'utf8'), text, `${name} is stale: run npm run generate:client`)
+      assert.equal(readFileSync(join(ROOT, 'packages/client/src/generated', name), 'utf8'), text, `${name} is stale: run npm run generate:client`)
     }
   })
 

@@ -7,12 +7,12 @@ import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { ROOT } from '../../../test/support/cli.js'
 
 export const run = promisify(execFile)
 
-export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url))
+export const PACKAGE_DIR = join(ROOT, 'packages/client')
 
 /** npm's quiet flags: no audit, no funding notice, no update check. */
 export const QUIET = ['--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error']
