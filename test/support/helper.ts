@@ -72,7 +72,7 @@ export interface TestDatabase {
   drop: () => Promise<void>
 }
 
-/** A database nobody else uses: a new SQLite file, or a new PostgreSQL database. */
+/** A database nobody else uses: a new SQLite file, or a PostgreSQL database held and emptied (test/support/postgres-database.ts). */
 export async function createTestDatabase (backend: Backend['name']): Promise<TestDatabase> {
   if (backend === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), 'petstore-test-'))
