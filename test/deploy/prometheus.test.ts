@@ -127,9 +127,9 @@ describe('a real Prometheus on the real service, the rules loaded', { skip: prom
         seen.set(workers, { backup, pool })
         const active = await prometheus.alerts()
         console.log(`WORKERS=${workers}: ${queries.length} queries with data, alerts pending or firing: ${active.length === 0 ? 'none' : active.map((alert) => `${alert.labels.alertname} ${alert.state}`).join(', ')}`)
-        // A latency alert measures this machine under the suite, not the rules (promtool tests their thresholds): one may be pending only when requests were in fact slower than 250 ms.
+        // A latency alert measures this machine under the suite, not the rules (promtool tests their thresholds): one may be pending only when over 1 % of requests (the least any of them needs) were in fact slower than 250 ms.
         const slow = Number((await prometheus.query('petstore:slo_slow:ratio_rate6h'))[0]?.value[1] ?? 0)
-        const unexplained = active.filter((alert) => !(alert.labels.alertname?.startsWith('PetstoreLatencyBudgetBurn') === true && slow > 0))
+        const unexplained = active.filter((alert) => !(alert.labels.alertname?.startsWith('PetstoreLatencyBudgetBurn') === true && slow > 0.01))
         assert.deepEqual(unexplained.map((alert) => `${alert.labels.alertname} ${alert.state}`), [])
       })
 
