@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** Where `npm test` runs the tests from: test/, src/ and the client's sources compiled, the same tree inside. */
-export const TEST_BUILD = '.test-build'
+const TEST_BUILD = '.test-build'
 const ABOVE_SUPPORT = fileURLToPath(new URL('../..', import.meta.url))
 /** The repository's root, whether this file runs from test/support/ or from TEST_BUILD: the CLI's working directory unless a test gives another. */
 export const ROOT = basename(ABOVE_SUPPORT) === TEST_BUILD ? dirname(ABOVE_SUPPORT) : ABOVE_SUPPORT
