@@ -1,11 +1,10 @@
 /**
  * The workloads and the load that carries them: wrk when it is installed (a Lua script
- * draws the ids), else autocannon, each in a process of its own, pinned when asked.
+ * draws the ids), else autocannon (autocannon.ts), each in a process of its own, pinned when asked.
  */
 import { spawn } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
+import { join } from 'node:path'
 
 export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
@@ -72,33 +71,23 @@ async function run (command: string, args: string[], stopAfterMs?: number): Prom
 
 /**
  * Puts the workload on `origin` for `seconds` with `connections`, from cores `cpus` when given.
- * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10, cpus: '1', script: '/tmp/load.lua' })
+ * `scripts` is where compileScripts put the compiled autocannon.js, and where wrk's script goes.
+ * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10, cpus: '1', scripts: '/tmp/bench/scripts' })
  */
-export async function runLoad (spec: LoadSpec, options: { origin: string, connections: number, seconds: number, cpus: string | undefined, script: string }): Promise<LoadResult> {
+export async function runLoad (spec: LoadSpec, options: { origin: string, connections: number, seconds: number, cpus: string | undefined, scripts: string }): Promise<LoadResult> {
   const pin = (args: string[]): [string, string[]] => options.cpus === undefined ? [args[0]!, args.slice(1)] : ['taskset', ['-c', options.cpus, ...args]]
   if (LOAD_TOOL === 'autocannon') {
-    const [command, args] = pin([process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify({ spec, ...options })])
+    const [command, args] = pin([process.execPath, join(options.scripts, 'autocannon.js'), JSON.stringify({ spec, ...options })])
     return JSON.parse(await run(command, args)) as LoadResult
   }
-  writeFileSync(options.script, wrkScript(spec))
+  const script = join(options.scripts, 'load.lua')
+  writeFileSync(script, wrkScript(spec))
   // wrk takes whole seconds: a shorter run is stopped on time.
   const whole = Number.isInteger(options.seconds)
   const threads = options.cpus?.split(',').length ?? 2
-  const [command, args] = pin([WRK, `-t${threads}`, `-c${options.connections}`, `-d${Math.ceil(options.seconds) + (whole ? 0 : 1)}s`, '--timeout=10s', '-s', options.script, `${options.origin}${spec.path}`])
+  const [command, args] = pin([WRK, `-t${threads}`, `-c${options.connections}`, `-d${Math.ceil(options.seconds) + (whole ? 0 : 1)}s`, '--timeout=10s', '-s', script, `${options.origin}${spec.path}`])
   const match = /^WRK (\d+) (\d+) (\d+) (\d+) (\d+)$/m.exec(await run(command, args, whole ? undefined : options.seconds * 1000))
   if (match === null) throw new Error('wrk gave no result')
   const [requests, durationUs, p50Us, p99Us, failed] = match.slice(1).map(Number) as [number, number, number, number, number]
   return { requests, reqPerSec: requests / (durationUs / 1e6), p50Ms: p50Us / 1000, p99Ms: p99Us / 1000, failed }
-}
-
-// Started as the autocannon process: one job as JSON in argv, one LoadResult as JSON out.
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as { spec: LoadSpec, origin: string, connections: number, seconds: number }
-  const pick = (): string => spec.paths?.[Math.floor(Math.random() * spec.paths.length)] ?? (spec.idMax === undefined ? spec.path : `${spec.path}${1 + Math.floor(Math.random() * spec.idMax)}`)
-  const { method, headers, body } = spec
-  // autocannon checks its clock once a sample (a second by default): a shorter run needs shorter samples.
-  const result = await autocannon({ url: origin, connections, duration: seconds, sampleInt: Math.min(1000, seconds * 1000), timeout: 10, method, headers, body, requests: [{ setupRequest: (request) => ({ ...request, path: pick() }) }] })
-  const requests = result.requests.total
-  const measured: LoadResult = { requests, reqPerSec: requests / result.duration, p50Ms: result.latency.p50, p99Ms: result.latency.p99, failed: result.non2xx + result.errors }
-  process.stdout.write(JSON.stringify(measured))
 }

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { buildBaseline, git, removeBaselines } from './baseline.js'
 import { LOAD_TOOL, SCALE_WORKLOADS, WORKLOADS, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { renderReport, type Measurement, type ScaleFill } from './report.js'
-import { compilePeers, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
+import { compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const API_KEY = 'bench-key-0123456789abcdef'
@@ -121,10 +121,10 @@ async function bench (options: Options, work: string): Promise<number> {
   say(`petstore seed: ${options.animals} animals; petstore export for the peers`)
   const seeded = join(work, 'seeded.db')
   const animalsFile = join(work, 'animals.jsonl')
-  const peers = join(work, 'peers')
+  const scripts = join(work, 'scripts')
   await Promise.all([
     seed(ROOT, `sqlite:${seeded}`, options.animals).then(async () => { await petstore(ROOT, ['export', '--database-url', `sqlite:${seeded}`], animalsFile) }),
-    compilePeers(ROOT, peers)
+    compileScripts(ROOT, scripts)
   ])
   const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline, say)
 
@@ -153,9 +153,9 @@ async function bench (options: Options, work: string): Promise<number> {
       url = schema.url
     }
     return await startProcess(name, {
-      args: () => [join(peers, `${script}.js`)],
+      args: () => [join(scripts, `${script}.js`)],
       env: { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY },
-      cwd: peers,
+      cwd: scripts,
       readyPath: '/readyz',
       ...placement(name)
     })
@@ -178,7 +178,7 @@ async function bench (options: Options, work: string): Promise<number> {
 
   const measure = async (section: string, entry: Entry, workload: Workload, run: number, spec: LoadSpec): Promise<void> => {
     const { target } = entry
-    const load = { origin: target.origin, connections: options.connections, cpus: loadCpus, script: join(work, 'load.lua') }
+    const load = { origin: target.origin, connections: options.connections, cpus: loadCpus, scripts }
     target.resetPeakRss()
     // One answered request first: what a target starts on its first request must not eat the window.
     await fetch(`${target.origin}${spec.paths?.[0] ?? (spec.idMax === undefined ? spec.path : `${spec.path}1`)}`, { method: spec.method, headers: spec.headers, body: spec.body }).then(async (response) => await response.arrayBuffer())

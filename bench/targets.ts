@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 
@@ -133,20 +133,21 @@ export async function startService (name: string, root: string, databaseUrl: str
   })
 }
 
-export const PEER_SCRIPTS = ['fastify', 'bare', 'storage'] as const
+/** What the bench starts beside the service, under bench/: the peers and the autocannon load process. */
+const SCRIPTS = ['peers/fastify', 'peers/bare', 'peers/storage', 'autocannon'] as const
 
 /**
- * Compiles bench/peers/*.ts to plain JavaScript in `dir` (beside a link to node_modules), so the
- * peers run on bare node as the service runs from dist/, with no TypeScript loader in memory.
+ * Compiles SCRIPTS to plain JavaScript side by side in `dir` (beside a link to node_modules), so
+ * they run on bare node as the service runs from dist/, with no TypeScript loader in memory.
  */
-export async function compilePeers (root: string, dir: string): Promise<void> {
+export async function compileScripts (root: string, dir: string): Promise<void> {
   const { default: ts } = await import('typescript')
   mkdirSync(dir, { recursive: true })
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n')
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
-  for (const file of PEER_SCRIPTS) {
-    const source = readFileSync(join(root, 'bench/peers', `${file}.ts`), 'utf8')
-    writeFileSync(join(dir, `${file}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
+  for (const file of SCRIPTS) {
+    const source = readFileSync(join(root, 'bench', `${file}.ts`), 'utf8')
+    writeFileSync(join(dir, `${basename(file)}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
   }
 }
 
