@@ -57,7 +57,7 @@ for (const backend of backends()) {
         const load = createUntilDown(server.origin, cycle, attempts)
         // Killed under load, once creates are committing: on a busy machine the first ones can take seconds.
         for (let waited = 0; !attempts.some((attempt) => attempt.created !== undefined) && waited < 30_000; waited += 50) await sleep(50)
-        // A fifth of a second more: over a hundred 201s a cycle to check, and WRITERS creates in flight at the kill.
+        // A fifth of a second more: many creates committed to check, and WRITERS in flight at the kill.
         await sleep(200)
         server.child.kill('SIGKILL')
         assert.equal(await server.exited, 'SIGKILL')
