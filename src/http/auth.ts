@@ -3,7 +3,7 @@
  * unknown routes and methods included.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
-import type { ApiKeyVerifier, Verdict } from '../domain/api-keys/verifier.js'
+import { PresentedKey, type ApiKeyVerifier, type Verdict } from '../domain/api-keys/verifier.js'
 import { HttpError } from './errors.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
 
@@ -45,11 +45,27 @@ function routerPathOf (target: string): string {
 /**
  * The bearer key of the request, or undefined when Authorization is missing, malformed
  * or sent twice (two are malformed credentials, even when one of them is right).
- * @example const token = bearerTokenOf(request)
  */
-export function bearerTokenOf (request: FastifyRequest): string | undefined {
+function bearerTokenOf (request: FastifyRequest): string | undefined {
   const sent = request.raw.headersDistinct.authorization
   return sent?.length === 1 ? BEARER.exec(sent[0]!)?.[1] : undefined
+}
+
+/**
+ * 401 unless the request sends one `Authorization: Bearer <token>`, its syntax alone (the
+ * checksum is the verifier's): a caller without a key learns nothing else, and waits for no
+ * lookup. The token is kept for the stages that look it up.
+ * @example app.addHook('onRequest', requireBearer)
+ */
+export const requireBearer: onRequestHookHandler = (request, _reply, done) => {
+  if (!requiresKey(request)) return done()
+  const token = bearerTokenOf(request)
+  if (token === undefined) {
+    throw new HttpError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
+      { 'www-authenticate': 'Bearer realm="petstore"' })
+  }
+  request.state.presented = new PresentedKey(token)
+  done()
 }
 
 /** Why a key was refused, in words its holder can act on: each had a valid key once, or mistyped one. */
@@ -63,20 +79,16 @@ function refusalOf (verdict: Exclude<Verdict, { kind: 'valid' }>): string {
 }
 
 /**
- * The auth hook: 401 unless the request carries one valid bearer key; a refused key
+ * The auth hook: 401 unless the bearer key requireBearer kept is valid; a refused key
  * (unknown, revoked, malformed, expired, replaced) is reported to `onFailure` first. What the
  * router refuses meets it too (src/http/plugins/unrouted.ts), so a bad URL is a 401 first too.
  * @example app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
  */
 export function authenticate (verifier: ApiKeyVerifier, onFailure: (request: FastifyRequest) => Promise<void>): onRequestAsyncHookHandler {
   return async (request) => {
-    if (!requiresKey(request)) return
-    const token = bearerTokenOf(request)
-    if (token === undefined) {
-      throw new HttpError('unauthorized', 'Authorization: send the API key once, as Authorization: Bearer <key>',
-        { 'www-authenticate': 'Bearer realm="petstore"' })
-    }
-    const verdict = await verifier.verify(token)
+    const presented = request.state.presented
+    if (presented === undefined) return
+    const verdict = await verifier.verify(presented)
     if (verdict.kind === 'valid') {
       request.state.caller = verdict.caller
       return

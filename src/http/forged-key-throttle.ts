@@ -9,7 +9,6 @@ import type { ApiKeyVerifier } from '../domain/api-keys/verifier.js'
 import { HttpError } from './errors.js'
 import { FAILED_AUTH_LIMIT, clientGroupOf } from '../domain/failed-authentications.js'
 import type { WindowCounts } from './window-counts.js'
-import { bearerTokenOf, requiresKey } from './auth.js'
 
 export interface ForgedKeyThrottle {
   /** The onRequest hook: 429 for an address past the limit. */
@@ -32,10 +31,9 @@ export interface ForgedKeyThrottleOptions {
 export function forgedKeyThrottle ({ verifier, counts, onThrottled }: ForgedKeyThrottleOptions): ForgedKeyThrottle {
   return {
     check: async (request) => {
-      if (!requiresKey(request)) return
-      const token = bearerTokenOf(request)
-      // No key is the challenge's to answer, and a key in use is never slowed by its neighbours' failures.
-      if (token === undefined || verifier.isKnownValid(token)) return
+      const presented = request.state.presented
+      // No key was answered 401 before; a key in use is never slowed by its neighbours' failures.
+      if (presented === undefined || verifier.isKnownValid(presented)) return
       const window = await counts.read(clientGroupOf(request.ip), request.log)
       if (window.count < FAILED_AUTH_LIMIT) return
       onThrottled()

@@ -1,20 +1,23 @@
 /**
  * The request path, written down once: every stage a request meets, in the order it meets them,
  * from the socket to its log line. Fastify's lifecycle does the ordering (the server's options, the
- * onRequest hooks in the order they are added, the body, the handler, onResponse); this file only
- * names the stages. A request the router refuses (no route, another method, a target it cannot
- * read) meets the same stages, and the catch-all answers it where a handler would.
+ * onRequest hooks in the order they are added, the body, the handler, onSend, onResponse); this
+ * file only names the stages. A request the router refuses (no route, another method, a target it
+ * cannot read) meets the same stages, and the catch-all answers it where a handler would.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Redis as RedisClient } from 'ioredis'
+import type { Registry } from 'prom-client'
 import type { ApiKeyVerifier } from '../domain/api-keys/verifier.js'
 import { FAILED_AUTH_WINDOW_MS } from '../domain/failed-authentications.js'
+import type { PetCatalogue } from '../domain/pets.js'
 import { COMPONENTS } from '../schemas/components.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, type RequestTimeouts } from '../schemas/limits.js'
-import { authenticate, requireScope } from './auth.js'
+import { authenticate, requireBearer, requireScope } from './auth.js'
 import { deprecationHeaders, refuseAfterSunset } from './deprecation.js'
 import { renderError } from './error-handler.js'
 import { forgedKeyThrottle } from './forged-key-throttle.js'
+import { holdIdempotencyKey, releaseIdempotencyKey } from './idempotency-hold.js'
 import { JSON_CONTENT_TYPE, parseJsonBody } from './json-body.js'
 import { clientErrorHandlerFor, serverFactoryFor } from './node-server.js'
 import { perKeyRateLimit, RATE_LIMIT_WINDOW_MS } from './rate-limit.js'
@@ -27,8 +30,9 @@ import { compileValidator } from './validation.js'
 import { WindowCounts } from './window-counts.js'
 import { accessLog } from './plugins/access-log.js'
 import { corsOrigins } from './plugins/cors.js'
-import { type Metrics, requestMetrics } from './plugins/metrics.js'
+import { RequestMetrics, requestMetrics } from './plugins/metrics.js'
 import { unroutedAnswers } from './plugins/unrouted.js'
+import { registerApiDocument, registerDocsPage } from './routes/meta.js'
 
 /** What the stages read of the configuration: src/config.ts documents each. */
 export interface PipelineConfig {
@@ -44,7 +48,9 @@ export interface PipelineOptions {
   config: PipelineConfig
   logger: FastifyBaseLogger
   verifier: ApiKeyVerifier
-  metrics: Metrics
+  catalogue: PetCatalogue
+  /** The process's registry, where the requests are counted. */
+  registry: Registry
   /** REDIS_URL's client: the counts of the throttle and the rate limit shared by every instance; without it, per process. */
   redis: RedisClient | undefined
   /** The clock of the sunset. */
@@ -61,7 +67,8 @@ export interface PipelineOptions {
  * @example const app = await buildPipeline(options); registerPetRoutes(app, petOptions); await app.ready()
  */
 export async function buildPipeline (options: PipelineOptions): Promise<FastifyInstance> {
-  const { config, verifier, metrics, redis } = options
+  const { config, verifier, redis } = options
+  const metrics = new RequestMetrics(options.registry)
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now: options.now }
   const app = Fastify({
     // The socket: Node's parser, bounded; what it refuses is answered on the socket, no request made.
@@ -100,10 +107,11 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   if (config.corsOrigins.length > 0) await app.register(corsOrigins, { origins: config.corsOrigins })
   // Before auth and the request checks, so that their 401, 400, 414 and 431 carry getPet's headers too.
   app.addHook('onRequest', deprecationHeaders(deprecation))
+  // 401 before any check of the request: a caller without a key learns nothing of our rules (RFC 6750 §3).
+  app.addHook('onRequest', requireBearer)
   const failedAuths = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
   const throttle = forgedKeyThrottle({ verifier, counts: failedAuths, onThrottled: () => { metrics.authThrottled.inc() } })
   app.addHook('onRequest', throttle.check)
-  // 401 before any check of the request: a caller without a key learns nothing of our rules (RFC 6750 §3).
   app.addHook('onRequest', authenticate(verifier, throttle.noteFailure))
   const requestCounts = new WindowCounts({ windowMs: RATE_LIMIT_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}rate:`, counted: 'requests for the rate limit' })
   // Only callers with a valid key are counted, and every answer to them from here on counts.
@@ -114,6 +122,9 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   // After auth: 410 only for a caller with a valid key.
   app.addHook('onRequest', refuseAfterSunset(deprecation))
   await app.register(requestMetrics, { metrics })
+  // A create's Idempotency-Key, held from here until its answer goes out.
+  app.addHook('onRequest', holdIdempotencyKey(options.catalogue))
+  app.addHook('onSend', releaseIdempotencyKey)
   // The route: its body read as JSON and its parts checked by its schema (src/schemas), then its
   // handler (src/http/routes/); a request no route takes, the catch-all.
   app.removeAllContentTypeParsers()
@@ -121,7 +132,11 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.setValidatorCompiler(compileValidator)
   // Routes refer to these by $ref: the serializer resolves them, the OpenAPI document names them as components.
   for (const schema of COMPONENTS) app.addSchema(schema)
+  // Before the routes, which each announces as it is added: the OpenAPI document collects them,
+  // the catch-all learns their paths and methods; the docs page is a route of its own.
+  await registerApiDocument(app)
   await app.register(unroutedAnswers, { maxParamLength: HEADER_LIMIT_BYTES })
+  await registerDocsPage(app)
   // The error of any stage or handler, as the Error body.
   app.setErrorHandler(renderError)
   return app

@@ -3,13 +3,15 @@
  * key, who called, and the Idempotency-Key it holds.
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
-import type { Caller } from '../domain/api-keys/verifier.js'
+import type { Caller, PresentedKey } from '../domain/api-keys/verifier.js'
 
 export interface RequestState {
   /** The route's options, read once: Fastify builds `request.routeOptions` anew on every read. */
   readonly route: FastifyRequest['routeOptions']
   /** Whether the path needs a key; worked out once, by the first stage that asks. */
   keyRequired?: boolean
+  /** The bearer key a request behind a key sent, read once (src/http/auth.ts requireBearer). */
+  presented?: PresentedKey
   /** The authenticated caller; set on every request under /v1 that passed auth. */
   caller?: Caller
   /** The Idempotency-Key of a createPet request while it is held, and how to free it. */

@@ -24,7 +24,7 @@ return {n and tonumber(n) or 0, redis.call('PTTL', KEYS[1])}`
 
 export interface WindowCountsOptions {
   windowMs: number
-  /** The shared client of REDIS_URL (src/http/redis.ts); undefined, counted in this process. */
+  /** The shared client of REDIS_URL (src/process/redis.ts); undefined, counted in this process. */
   redis: RedisClient | undefined
   /** Each count is the Redis key `<prefix><key>`: REDIS_KEY_PREFIX and what is counted (`rate:`). */
   redisPrefix: string

@@ -24,7 +24,7 @@ export interface Scrape {
 /**
  * Listens on `port` (0: any free one) and answers `GET /metrics` (and HEAD) with `scrape`;
  * any other path is 404, any other method 405. Rejects with the listen error (EADDRINUSE, …).
- * @example const listener = await listenForScrapes({ port: 9464, host: '127.0.0.1' }, app.metrics.registry)
+ * @example const listener = await listenForScrapes({ port: 9464, host: '127.0.0.1' }, processMetrics(store).registry)
  */
 export async function listenForScrapes (address: { port: number, host: string }, scrape: Scrape): Promise<MetricsListener> {
   const server: Server = createServer((request, response) => {
@@ -66,7 +66,7 @@ export function sumOfWorkers (): Scrape {
 
 /**
  * In a worker: answers the primary's requests with `registries` (none: an empty answer).
- * @example reportToThePrimary([app.metrics.registry])
+ * @example reportToThePrimary([server.registry])
  */
 export function reportToThePrimary (registries: Registry[]): void {
   AggregatorRegistry.setRegistries(registries)

@@ -8,11 +8,14 @@ import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
+import type { Registry } from 'prom-client'
 import { buildApp, type App } from '../app.js'
 import { ConfigError, type Config, type Tracing } from '../config.js'
 import { issueFirstApiKey } from '../domain/first-api-key.js'
 import { startIdempotencySweeper } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
+import { processMetrics } from './process-metrics.js'
+import { connectRedis } from './redis.js'
 import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-migrated-store.js'
 import { openStore } from '../store/open-store.js'
@@ -60,6 +63,8 @@ async function startMetricsListener (config: Config, scrape: Scrape): Promise<Me
 export interface RunningServer {
   app: App
   store: Store
+  /** Its metrics, the requests' and the process's. */
+  registry: Registry
   url: string
   /**
    * Drains: /readyz answers 503 at once; after `delayMs` (the load balancer's time to
@@ -79,24 +84,24 @@ export async function startServer (config: Config, options: { migrate: boolean, 
   const opened = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl })
   const store = tracing === undefined ? opened : tracing.traceStore(opened)
   if (options.migrate) await ensureAnApiKey(store, config)
-  const app = await buildApp({ config, store, logger, traces: tracing !== undefined })
+  const metrics = processMetrics(store)
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
+  const app = await buildApp({ config, store, logger, registry: metrics.registry, redis, traces: tracing !== undefined })
   let url: string
   let metricsListener: MetricsListener | undefined
   try {
     url = await app.listen({ port: config.port, host: config.host })
-    if (cluster.isPrimary) metricsListener = await startMetricsListener(config, app.metrics.registry)
+    if (cluster.isPrimary) metricsListener = await startMetricsListener(config, metrics.registry)
   } catch (err) {
     await app.close()
+    redis?.disconnect()
     await store.close()
     await tracing?.shutdown()
     throw err instanceof ConfigError
       ? err
       : listenError(err as NodeJS.ErrnoException, { port: config.port, host: config.host, portName: config.names.port, hostName: config.names.host })
   }
-  const sweeper = startIdempotencySweeper(store, {
-    onBatch: (deleted) => { app.metrics.idempotencyKeysSwept.inc(deleted) },
-    onSweep: () => { app.metrics.idempotencySweeps.inc() }
-  }, logger)
+  const sweeper = startIdempotencySweeper(store, metrics.sweeps, logger)
 
   let closing: Promise<void> | undefined
   const close = (delayMs = 0): Promise<void> => {
@@ -108,6 +113,7 @@ export async function startServer (config: Config, options: { migrate: boolean, 
         await sleep(delayMs)
       }
       await app.close() // waits for the requests in flight
+      redis?.disconnect()
       await metricsListener?.close()
       await store.close()
       await tracing?.shutdown() // the spans of the last requests
@@ -116,7 +122,7 @@ export async function startServer (config: Config, options: { migrate: boolean, 
     return closing
   }
   logger.info({ url, metrics: metricsListener?.origin, store: store.kind, pid: process.pid }, 'listening')
-  return { app, store, url, close }
+  return { app, store, registry: metrics.registry, url, close }
 }
 
 // Every event close-with-grace would listen to: SIGTERM and SIGINT come through closeOnSignals
@@ -157,7 +163,7 @@ async function serveAsWorker (config: Config, tracing: Tracing | undefined): Pro
     tellThePrimaryStartFailed(err instanceof ConfigError ? err.message : `a worker failed to start (${(err as Error).message})`)
     return
   }
-  reportToThePrimary([server.app.metrics.registry])
+  reportToThePrimary([server.registry])
   closeOnSignals(server.close, config.shutdownDelay * 1000, server.app.log)
 }
 

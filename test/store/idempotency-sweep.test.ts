@@ -32,10 +32,7 @@ for (const backend of backends()) {
       await query(server.database.url, insertKeysSql(backend.name), [Date.now() - 2 * DAY_MS])
       assert.equal((await post(server, '/pets', { name: 'Fresh', categoryId: 1 }, { 'idempotency-key': 'fresh' })).status, 201)
 
-      const sweeper = startIdempotencySweeper(server.store, {
-        onBatch: (deleted) => { server.app.metrics.idempotencyKeysSwept.inc(deleted) },
-        onSweep: () => { server.app.metrics.idempotencySweeps.inc() }
-      }, server.app.log)
+      const sweeper = startIdempotencySweeper(server.store, server.sweeps, server.app.log)
       sweeper.stop()
       // The batches as they go: the store's own method, watched.
       const deleteBatch = server.store.deleteIdempotencyKeys.bind(server.store)

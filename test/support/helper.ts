@@ -14,6 +14,9 @@ import { parseConfig, type Config } from '../../src/config.js'
 import type { RequestTimeouts } from '../../src/schemas/limits.js'
 import { createLogger } from '../../src/process/logger.js'
 import { listenForScrapes, type MetricsListener } from '../../src/process/metrics-listener.js'
+import type { SweepCounts } from '../../src/process/idempotency-sweeper.js'
+import { processMetrics } from '../../src/process/process-metrics.js'
+import { connectRedis } from '../../src/process/redis.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PostgresOptions } from '../../src/store/postgres/store.js'
 import type { Store } from '../../src/store/store.js'
@@ -159,6 +162,8 @@ export interface TestServer {
   origin: string
   /** The metrics listener, on a port of its own: `${metrics.origin}/metrics`. */
   metrics: MetricsListener
+  /** The process metrics' counts of the idempotency sweeps. */
+  sweeps: SweepCounts
   app: App
   store: Store
   database: TestDatabase
@@ -201,9 +206,12 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
     }
   })
   const store = await openTestStore(database, options.postgres)
-  const app = await buildApp({ config, store, logger: createLogger(config.logLevel, sink), now: options.now, timeouts: options.timeouts })
+  const logger = createLogger(config.logLevel, sink)
+  const { registry, sweeps } = processMetrics(store)
+  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
+  const app = await buildApp({ config, store, logger, registry, redis, now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
-  const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, app.metrics.registry)
+  const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, registry)
   return {
     api: `${origin}/v1`,
     origin,
@@ -213,8 +221,10 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
     database,
     logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
     logText: () => lines.join('\n'),
+    sweeps,
     close: async () => {
       await app.close()
+      redis?.disconnect()
       await metrics.close()
       await store.close()
       if (options.database === undefined) await database.drop()

@@ -49,6 +49,20 @@ export interface ConfiguredKeys {
   readOnly: readonly string[]
 }
 
+/**
+ * A key as a request presented it: the throttle and the verifier both look it up by its hash,
+ * computed at the first look, so once a request.
+ * @example const presented = new PresentedKey(token); verifier.isKnownValid(presented); await verifier.verify(presented)
+ */
+export class PresentedKey {
+  #hash: string | undefined
+  constructor (readonly text: string) {}
+  get hash (): string {
+    this.#hash ??= hashApiKey(this.text)
+    return this.#hash
+  }
+}
+
 function validAs (keyName: string, scopes: readonly ApiKeyScope[], rateLimit: number | null): Verdict & { kind: 'valid' } {
   return { kind: 'valid', caller: { keyName, nameHash: hash('sha256', keyName), scopes: new Set(scopes), rateLimit: rateLimit ?? undefined } }
 }
@@ -88,10 +102,10 @@ export class ApiKeyVerifier {
   /**
    * True, from memory alone, for a configured key or one the store found working within
    * the last minute: such a key passes the throttle of forged keys.
-   * @example if (verifier.isKnownValid(token)) return // not counted against its address (src/http/forged-key-throttle.ts)
+   * @example if (verifier.isKnownValid(presented)) return // not counted against its address (src/http/forged-key-throttle.ts)
    */
-  isKnownValid (presented: string): boolean {
-    const keyHash = hashApiKey(presented)
+  isKnownValid (presented: PresentedKey): boolean {
+    const keyHash = presented.hash
     if (this.#configured.has(keyHash)) return true
     const known = this.#verified.get(keyHash)
     const now = Date.now()
@@ -100,17 +114,17 @@ export class ApiKeyVerifier {
 
   /**
    * The caller, or why the key is refused.
-   * @example const verdict = await verifier.verify(token); if (verdict.kind === 'valid') use(verdict.caller)
+   * @example const verdict = await verifier.verify(presented); if (verdict.kind === 'valid') use(verdict.caller)
    */
-  async verify (presented: string): Promise<Verdict> {
-    const keyHash = hashApiKey(presented)
+  async verify (presented: PresentedKey): Promise<Verdict> {
+    const keyHash = presented.hash
     const configured = this.#configured.get(keyHash)
     if (configured !== undefined) return configured
     const now = Date.now()
     const known = this.#verified.get(keyHash)
     if (known !== undefined && now - known.at < CACHE_TTL_MS) return this.#judge(keyHash, known, now)
     // After the cache: a key the store knows has a good checksum, and pays nothing for it.
-    if (!hasValidChecksum(presented)) return { kind: 'bad_checksum' }
+    if (!hasValidChecksum(presented.text)) return { kind: 'bad_checksum' }
     const until = this.#unknown.get(keyHash)
     if (until !== undefined && until > now) return { kind: 'unknown' }
     return await this.#fromStore(keyHash)

@@ -5,8 +5,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyInstance } from 'fastify'
 import type { PetCatalogue } from '../../domain/pets.js'
-import { HttpError } from '../errors.js'
-import { IDEMPOTENCY_KEY_MAX, createPetSchema, getPetSchema, listPetsSchema } from '../../schemas/operations.js'
+import { createPetSchema, getPetSchema, listPetsSchema } from '../../schemas/operations.js'
 import { OPERATION_SCOPES } from '../../schemas/scopes.js'
 import { LIMIT_DEFAULT } from '../../schemas/pets.js'
 import { baseUrlOf } from '../public-url.js'
@@ -16,17 +15,6 @@ export interface PetRoutesOptions {
   publicBaseUrl: string | undefined
   deprecatedAt: Date
   sunset: Date
-}
-
-function idempotencyKeyOf (header: string | string[] | undefined): string | undefined {
-  if (header === undefined) return undefined
-  const values = Array.isArray(header) ? header : [header]
-  // The draft sends the key as a quoted structured-field string; a bare token is taken as it is.
-  const key = values.length === 1 ? values[0]!.replace(/^"(.*)"$/, '$1') : ''
-  if (key.length < 1 || key.length > IDEMPOTENCY_KEY_MAX) {
-    throw new HttpError('validation_failed', `Idempotency-Key: must be sent once, 1 to ${IDEMPOTENCY_KEY_MAX} characters`)
-  }
-  return key
 }
 
 /** Handlers read the validated input, call the catalogue once, and return the body, serialized by the response schema. */
@@ -52,17 +40,8 @@ export function registerPetRoutes (fastify: FastifyInstance, options: PetRoutesO
   })
 
   app.post('/v1/pets', {
-    config: { operation: 'createPet', scope: OPERATION_SCOPES.createPet },
-    // The key is held from the moment the headers arrive until the answer is sent, so a
-    // retry while the first request is still uploading its body or committing gets 409.
-    onRequest: async (request, reply) => {
-      const key = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
-      if (key === undefined || request.state.caller === undefined) return
-      const release = catalogue.holdIdempotencyKey(request.state.caller, key)
-      request.state.idempotency = { key, release }
-      reply.raw.once('close', release) // the client went away, or the response is done
-    },
-    onSend: async (request) => { request.state.idempotency?.release() },
+    // Its Idempotency-Key is held by a stage of the request path (src/http/pipeline.ts).
+    config: { operation: 'createPet', scope: OPERATION_SCOPES.createPet, idempotent: true },
     schema: createPetSchema
   }, async (request, reply) => {
     const { pet, replayed } = await catalogue.createPet(request.body, request.state.caller!, request.state.idempotency?.key)

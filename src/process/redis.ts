@@ -1,6 +1,6 @@
 /**
- * The one Redis client of an instance, shared by the per-key rate limit and the
- * count of failed authentications (REDIS_URL).
+ * The one Redis client of an instance (REDIS_URL), connected by the process and handed to the
+ * app, where the per-key rate limit and the count of failed authentications share it.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis as RedisClient } from 'ioredis'
@@ -12,7 +12,7 @@ const CONNECT_TIMEOUT_MS = 1_000
  * Opens the client. Waits up to a second for the first connection, so the first
  * requests are counted too; Redis still down then is a warning, and ioredis keeps
  * reconnecting.
- * @example const redis = await connectRedis('redis://127.0.0.1:6379', app.log)
+ * @example const redis = await connectRedis('redis://127.0.0.1:6379', logger)
  */
 export async function connectRedis (url: string, logger: FastifyBaseLogger): Promise<RedisClient> {
   // Loaded only here: an instance without REDIS_URL does not carry the client in memory.
