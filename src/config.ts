@@ -305,6 +305,10 @@ export function parseSettings<K extends SettingKey> (keys: readonly K[], env: Re
       throw new ConfigError(`${names[setting.key]}: ${rule.message}`)
     }
   }
+  // The one rule across two settings: a standby serves reads only beside a PostgreSQL primary.
+  if (config.databaseReadUrl !== undefined && typeof config.databaseUrl === 'string' && !config.databaseUrl.startsWith('postgres')) {
+    throw new ConfigError(`${names.databaseReadUrl}: needs a postgres:// ${names.databaseUrl}, as an SQLite file has no standby`)
+  }
   config.names = Object.freeze(names)
   return Object.freeze(config as Settings<K>)
 }

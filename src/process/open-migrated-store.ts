@@ -1,5 +1,5 @@
-import { ConfigError, type SettingKey, type Settings } from '../config.js'
-import { databaseKind, openStore } from '../store/open-store.js'
+import { ConfigError, type Settings } from '../config.js'
+import { openStore } from '../store/open-store.js'
 import { driverReason } from '../store/store-errors.js'
 import type { Store } from '../store/store.js'
 
@@ -11,14 +11,9 @@ import type { Store } from '../store/store.js'
  * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
  */
 export async function openMigratedStore (config: Settings<'databaseUrl'> & { databaseReadUrl?: string }): Promise<Store> {
-  const readUrl = config.databaseReadUrl
-  if (readUrl !== undefined && databaseKind(config.databaseUrl) !== 'postgres') {
-    const name = (config.names as Partial<Record<SettingKey, string>>).databaseReadUrl ?? 'DATABASE_READ_URL'
-    throw new ConfigError(`${name}: needs a postgres:// ${config.names.databaseUrl}, as an SQLite file has no standby`)
-  }
   let store: Store | undefined
   try {
-    store = await openStore(config.databaseUrl, { readUrl })
+    store = await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl })
     await store.migrate()
     return store
   } catch (err) {

@@ -21,7 +21,6 @@ export function databaseKind (url: string): 'sqlite' | 'postgres' | undefined {
  */
 export async function openStore (url: string, postgres: PostgresOptions = {}): Promise<Store> {
   const kind = databaseKind(url)
-  if (kind === 'sqlite' && postgres.readUrl !== undefined) throw new Error('a read URL needs a postgres:// database URL')
   if (kind === 'sqlite') return openSqliteStore(sqlitePath(url))
   if (kind === 'postgres') {
     const { openPostgresStore } = await import('./postgres/store.js')

@@ -6,11 +6,7 @@
  * while. An animal the standby does not have is asked of the primary before a 404: a create
  * acknowledged a moment ago may be on its way to a standby that just left synchronous mode.
  */
-import type { Store } from './store.js'
-
-/** Which database answered a read: the standby, the primary asked first, or the primary after the standby failed. */
-export type ReadTarget = 'standby' | 'primary' | 'fallback'
-export type ReadCounts = Readonly<Record<ReadTarget, number>>
+import type { ReadTarget, Store } from './store.js'
 
 /** The reads a standby serves. */
 export type StandbyReads = Pick<Store, 'listPets' | 'findPet' | 'close'>

@@ -1,4 +1,5 @@
 import { INT64_MAX } from '../schemas/int64.js'
+import { wrapMethods } from './store.js'
 
 /**
  * The store's own errors: what an adapter throws when the database cannot do what
@@ -40,18 +41,13 @@ export function driverReason (err: Error): string {
  * @example return withStoreErrors(store, (err) => err instanceof Database.SqliteError && err.code === 'SQLITE_BUSY')
  */
 export function withStoreErrors<S extends object> (store: S, isTransient: (err: unknown) => boolean): S {
-  const translate = (err: unknown): unknown =>
-    isTransient(err) ? new StoreUnavailable(undefined, { cause: err }) : err
-  const wrapped = { ...store }
-  for (const [name, method] of Object.entries(store)) {
-    if (typeof method !== 'function') continue
-    Object.assign(wrapped, {
-      [name]: async (...args: unknown[]) => {
-        try { return await method.apply(store, args) } catch (err) { throw translate(err) }
-      }
-    })
-  }
-  return wrapped
+  return wrapMethods(store, (_name, method) => async (...args) => {
+    try {
+      return await method(...args)
+    } catch (err) {
+      throw isTransient(err) ? new StoreUnavailable(undefined, { cause: err }) : err
+    }
+  })
 }
 
 /** A backup could not be written or failed its check; nothing was left at its file. */

@@ -6,7 +6,10 @@
 import type { Int64 } from '../schemas/int64.js'
 import type { Pet, PetStatus } from '../schemas/pets.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
-import type { ReadCounts } from './read-routing.js'
+
+/** Which database answered a read: the standby, the primary asked first, or the primary after the standby failed (read-routing.ts). */
+export type ReadTarget = 'standby' | 'primary' | 'fallback'
+export type ReadCounts = Readonly<Record<ReadTarget, number>>
 
 export interface NewPetRecord {
   name: string
@@ -149,4 +152,19 @@ export interface Store {
 
   /** A random secret created once per database (signs cursors); shared by every instance. */
   secret (name: string): Promise<Buffer>
+}
+
+type Method = (...args: unknown[]) => Promise<unknown>
+
+/**
+ * A store whose every method is `wrap`'s replacement of the adapter's own: how the store's
+ * errors and its traces are laid over an adapter. `wrap` returns the method to keep it as it is.
+ * @example wrapMethods(store, (name, method) => async (...args) => { console.log(name); return await method(...args) })
+ */
+export function wrapMethods<S extends object> (store: S, wrap: (name: string, method: Method) => Method): S {
+  const wrapped = { ...store }
+  for (const [name, method] of Object.entries(store)) {
+    if (typeof method === 'function') Object.assign(wrapped, { [name]: wrap(name, (method as Method).bind(store)) })
+  }
+  return wrapped
 }

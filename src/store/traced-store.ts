@@ -4,7 +4,7 @@
  * Used only when traces are on (src/process/tracing.ts).
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import type { Store } from './store.js'
+import { wrapMethods, type Store } from './store.js'
 
 // No span for these: the metrics read three at every scrape, and closing and the backup are no request's.
 const UNTRACED = new Set(['close', 'lastBackupAt', 'waitingClients', 'readCounts', 'backup'])
@@ -21,28 +21,23 @@ const DB_SYSTEM = { sqlite: 'sqlite', postgres: 'postgresql' } as const
 export function tracedStore (store: Store): Store {
   const tracer = trace.getTracer('petstore-store')
   const system = DB_SYSTEM[store.kind]
-  const traced = { ...store }
-  for (const [operation, method] of Object.entries(store)) {
-    if (typeof method !== 'function' || UNTRACED.has(operation)) continue
-    Object.assign(traced, {
-      [operation]: async (...args: unknown[]) => {
-        const span = tracer.startSpan(operation, {
-          kind: SpanKind.CLIENT,
-          // db.system as well: the name older backends and collectors still read.
-          attributes: { 'db.system.name': system, 'db.system': system, 'db.operation.name': operation }
-        })
-        try {
-          return await method.apply(store, args)
-        } catch (err) {
-          const name = err instanceof Error ? err.name : 'Error'
-          span.setAttribute('error.type', name)
-          span.setStatus({ code: SpanStatusCode.ERROR, message: name })
-          throw err
-        } finally {
-          span.end()
-        }
+  return wrapMethods(store, (operation, method) => UNTRACED.has(operation)
+    ? method
+    : async (...args) => {
+      const span = tracer.startSpan(operation, {
+        kind: SpanKind.CLIENT,
+        // db.system as well: the name older backends and collectors still read.
+        attributes: { 'db.system.name': system, 'db.system': system, 'db.operation.name': operation }
+      })
+      try {
+        return await method(...args)
+      } catch (err) {
+        const name = err instanceof Error ? err.name : 'Error'
+        span.setAttribute('error.type', name)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: name })
+        throw err
+      } finally {
+        span.end()
       }
     })
-  }
-  return traced
 }

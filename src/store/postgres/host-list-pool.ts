@@ -33,8 +33,16 @@ function describeState (state: HostState): string {
   return state.recovery ? 'a standby' : state.readOnly ? 'read-only' : 'a read-write primary'
 }
 
-/** pg's internals a pool reads to decide whether a released client may be reused. */
-interface PoolReadable { _queryable: boolean, _ending: boolean }
+/**
+ * What a pool reads of a client to decide whether a released one may be reused: pg's private
+ * `_queryable` and `_ending` (pg-pool's release, which marks them "to expose as a proper, public
+ * interface"). Read here alone; test/store/postgres/host-list-pool.test.ts fails if pg changes them.
+ * @example reusable(client) // { queryable: true, ending: false } for a connected client
+ */
+export function reusable (client: pg.Client | undefined): { queryable: boolean, ending: boolean } {
+  const internals = client as unknown as { _queryable?: unknown, _ending?: unknown } | undefined
+  return { queryable: internals?._queryable === true, ending: internals?._ending === true }
+}
 
 /** The connections of one pool, so a write refused as read-only can drop them all. */
 class Connections {
@@ -70,9 +78,9 @@ class HostListClient extends EventEmitter {
     this.#connections = connections
   }
 
-  // The pool decides from these whether a released connection goes back to it.
-  get _queryable (): boolean { return !this.dropOnRelease && (this.#client as unknown as PoolReadable | undefined)?._queryable === true }
-  get _ending (): boolean { return this.#ending || (this.#client as unknown as PoolReadable | undefined)?._ending === true }
+  // The pool decides from these whether a released connection goes back to it (reusable).
+  get _queryable (): boolean { return !this.dropOnRelease && reusable(this.#client).queryable }
+  get _ending (): boolean { return this.#ending || reusable(this.#client).ending }
 
   connect (callback?: (err?: Error) => void): Promise<this> | undefined {
     const connected = this.#connectToAHost().then(() => this)
@@ -109,6 +117,7 @@ class HostListClient extends EventEmitter {
         void client.end().catch(noop)
         // One host: its own error, as the driver gave it.
         if (hosts.length === 1) throw err
+        // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
         reasons.push(`${host.label}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`)
       }
     }
@@ -138,6 +147,7 @@ class HostListClient extends EventEmitter {
   query (...args: unknown[]): unknown {
     const client = this.#client
     if (client === undefined) throw new Error('Client is not connected')
+    // pg's overloads take no spread arguments: the pool calls with (text, values?, callback?) as pg.Client takes them.
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
     const callback = args.at(-1)
     if (typeof callback === 'function') {
@@ -165,6 +175,7 @@ class HostListClient extends EventEmitter {
     return undefined
   }
 
+  // pg.Client has ref and unref, which @types/pg leaves out; the pool calls them on idle clients.
   ref (): void { (this.#client as unknown as { ref?: () => void } | undefined)?.ref?.() }
   unref (): void { (this.#client as unknown as { unref?: () => void } | undefined)?.unref?.() }
 }
@@ -196,8 +207,10 @@ export function hostListPool (address: DatabaseAddress, { connectTimeoutMs, ...o
   const pool = new pg.Pool({
     ...options,
     connectionTimeoutMillis: connectTimeoutMs * address.hosts.length,
+    // The pool only calls what HostListClient has of pg.Client (connect, query, end, events); @types/pg wants a ClientBase.
     Client: Client as unknown as new () => pg.ClientBase
   })
+  // Every client of this pool is a HostListClient, which the pool's events type as pg's own.
   pool.on('acquire', (client) => { connections.checkedOut.add(client as unknown as HostListClient) })
   pool.on('release', (_err, client) => { connections.checkedOut.delete(client as unknown as HostListClient) })
   return pool

@@ -10,50 +10,21 @@ import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { INT64_MAX } from '../../schemas/int64.js'
 import type { Pet } from '../../schemas/pets.js'
-import { Batcher } from '../batcher.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
-import type { ApiKeyRecord, CreateResult, IdempotencyClaim, ListPetsOptions, NewApiKeyRecord, NewPetRecord, Store } from '../store.js'
+import type { ApiKeyRecord, ListPetsOptions, NewApiKeyRecord, Store } from '../store.js'
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
-import { parseAddress } from './address.js'
+import { openPool, transaction } from './connection.js'
+import { prepareCreatePets } from './create-pets.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
-import { hostListPool } from './host-list-pool.js'
 import { MIGRATIONS } from './migrations.js'
-import { recordRemoteApply } from './remote-apply.js'
-import { recordServerTimeouts, serverTimeouts, setServerTimeouts } from './server-timeouts.js'
-import { PET_COLUMNS, PG_TYPES, rowToApiKey, type ApiKeyRow } from './rows.js'
+import { recordRoleDefaults, roleDefaults, setRoleDefaults } from './role-defaults.js'
+import { PET_COLUMNS, rowToApiKey, type ApiKeyRow } from './rows.js'
 
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
 export const MIGRATION_LOCK = 7_370_736_174
 // Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
-
-// The key is recorded with the next id unless a live record of it exists (then no row comes
-// back, and no animal is inserted); a second create with the key waits here for the first's commit.
-const CREATE_WITH_KEY = `
-  WITH claimed AS (
-    INSERT INTO idempotency_keys (scope, key, fingerprint, pet_id, created_at)
-    VALUES ($1, $2, $3, nextval(pg_get_serial_sequence('pets', 'id')), $4)
-    ON CONFLICT (scope, key) DO UPDATE
-      SET fingerprint = EXCLUDED.fingerprint, pet_id = EXCLUDED.pet_id, created_at = EXCLUDED.created_at
-      WHERE idempotency_keys.created_at < $5
-    RETURNING pet_id
-  )
-  INSERT INTO pets (id, name, category_id, status) SELECT pet_id, $6, $7, $8 FROM claimed
-  RETURNING ${PET_COLUMNS}`
-
-// Rows come back in the order of the arrays: inserted in ordinality order, each RETURNING as it goes in.
-// One statement is one transaction: a failed batch stored none of its rows, and left nothing in the session.
-const INSERT_BATCH = `
-  INSERT INTO pets (name, category_id, status)
-  SELECT name, category_id, status FROM unnest($1::text[], $2::bigint[], $3::text[]) WITH ORDINALITY AS t (name, category_id, status, n)
-  ORDER BY n
-  RETURNING ${PET_COLUMNS}`
-
-const TAKEN_KEY = `
-  SELECT k.fingerprint, p.id, p.name, p.category_id AS "categoryId", p.status
-  FROM idempotency_keys k JOIN pets p ON p.id = k.pet_id
-  WHERE k.scope = $1 AND k.key = $2 AND k.created_at >= $3`
 
 async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
   const { rows } = await db.query<ApiKeyRow>(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
@@ -81,78 +52,22 @@ export interface PostgresOptions {
  */
 export async function openPostgresStore (url: string, options: PostgresOptions = {}): Promise<Store> {
   const timeoutMs = options.timeoutMs ?? 5_000
-  const timeouts = serverTimeouts(timeoutMs)
+  const defaults = roleDefaults(timeoutMs, options.readUrl !== undefined)
   const maxConnections = options.maxConnections ?? POOL_SIZE_DEFAULT
-  const pool = hostListPool(parseAddress(url, options.standby === true ? 'prefer-standby' : 'read-write'), {
-    max: maxConnections,
-    connectTimeoutMs: timeoutMs,
-    // The server's own, shorter timeouts are the role's defaults, recorded by migrate().
-    query_timeout: timeoutMs,
-    keepAlive: true,
-    idleTimeoutMillis: 30_000,
-    types: PG_TYPES
-  })
-  // An idle connection that dies (server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => {})
-
-  async function transaction<T> (work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await pool.connect()
-    // After anything but an SQL error (lost, timed out mid-query) the connection's state is
-    // unknown: it is discarded (the server rolls back), never given back to the pool.
-    let broken = false
-    // The pool listens for errors of idle connections only: without this, a connection lost
-    // mid-transaction would emit 'error' with no listener and crash the process.
-    const onLost = (): void => { broken = true }
-    client.on('error', onLost)
-    try {
-      await client.query('BEGIN')
-      const result = await work(client)
-      await client.query('COMMIT')
-      return result
-    } catch (err) {
-      broken = !(err instanceof pg.DatabaseError)
-      if (!broken) await client.query('ROLLBACK').catch(() => { broken = true })
-      throw err
-    } finally {
-      if (!broken) client.removeListener('error', onLost)
-      client.release(broken)
-    }
-  }
-
-  async function createWithKey (pet: NewPetRecord, claim: IdempotencyClaim): Promise<CreateResult> {
-    const notBefore = claim.notBefore.getTime()
-    // A taken key swept between the two statements is free again: the insert is tried once more.
-    for (let attempt = 0; ; attempt++) {
-      const { rows: created } = await pool.query<Pet>(CREATE_WITH_KEY,
-        [claim.scope, claim.key, claim.fingerprint, Date.now(), notBefore, pet.name, String(pet.categoryId), pet.status])
-      if (created[0] !== undefined) return { kind: 'created', pet: created[0] }
-      const { rows: taken } = await pool.query<Pet & { fingerprint: string }>(TAKEN_KEY, [claim.scope, claim.key, notBefore])
-      if (taken[0] !== undefined) {
-        const { fingerprint, ...pet } = taken[0]
-        return { kind: 'key_taken', fingerprint, pet }
-      }
-      if (attempt > 0) throw new Error(`Idempotency-Key ${claim.key}: neither recorded nor found`)
-    }
-  }
-
-  // A create goes at once while a connection is free; those that wait for one share the next
-  // INSERT: create 1.94× the req/s, 0.54× the CPU per request (npm run bench).
-  const creates = new Batcher<NewPetRecord, Pet>(async (pets) => (await pool.query<Pet>(INSERT_BATCH,
-    [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])).rows,
-  { maxBatch: 64, slots: maxConnections, gatherTurn: false })
+  const pool = openPool(url, { max: maxConnections, timeoutMs, standby: options.standby === true })
+  const createPet = prepareCreatePets(pool, maxConnections)
 
   const store: Store = {
     kind: 'postgres',
 
     async migrate () {
-      return await transaction(async (client) => {
+      return await transaction(pool, async (client) => {
         const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
           await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
-        await setServerTimeouts(query, timeouts)
+        await setRoleDefaults(query, defaults)
         await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
         await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
-        await recordServerTimeouts(query, timeouts)
-        if (options.readUrl !== undefined) await recordRemoteApply(query)
+        await recordRoleDefaults(query, defaults)
         await query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`)
         const { rows } = await query<{ version: number }>(`SELECT version FROM ${MIGRATIONS_TABLE}`)
         const applied: number[] = []
@@ -196,16 +111,11 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async createPet (pet, claim) {
-      try {
-        if (claim !== undefined) return await createWithKey(pet, claim)
-        return { kind: 'created', pet: await creates.submit(pet) }
-      } catch (err) {
-        throw orNoIdLeft(err)
-      }
+      return await createPet(pet, claim)
     },
 
     async importPets (pets) {
-      await transaction(async (client) => {
+      await transaction(pool, async (client) => {
         await client.query(
           'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
           [pets.map((p) => String(p.id)), pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
@@ -247,7 +157,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async rotateApiKey ({ replacedId, graceEndsAt, key }) {
-      return await transaction(async (client) => {
+      return await transaction(pool, async (client) => {
         // The row stays locked: a rotation or revocation of the name at the same moment waits for this one.
         const { rowCount } = await client.query('UPDATE api_keys SET retires_at = $2 WHERE id = $1 AND retires_at IS NULL AND revoked_at IS NULL', [replacedId, graceEndsAt])
         if (rowCount === 0) return undefined
