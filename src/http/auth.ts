@@ -5,6 +5,7 @@
 import type { FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
 import { PresentedKey, type ApiKeyVerifier, type Verdict } from '../domain/api-keys/verifier.js'
 import { HttpError } from './errors.js'
+import { MESSAGES } from '../schemas/messages.js'
 import type { ApiKeyScope } from '../schemas/scopes.js'
 
 declare module 'fastify' {
@@ -71,7 +72,7 @@ export const requireBearer: onRequestHookHandler = (request, _reply, done) => {
 /** Why a key was refused, in words its holder can act on: each had a valid key once, or mistyped one. */
 function refusalOf (verdict: Exclude<Verdict, { kind: 'valid' }>): string {
   switch (verdict.kind) {
-    case 'unknown': return 'Authorization: the API key is unknown or revoked'
+    case 'unknown': return MESSAGES.unknownKey
     case 'bad_checksum': return 'Authorization: the API key is malformed (its checksum does not match); copy it again, whole'
     case 'expired': return `Authorization: the API key expired at ${verdict.at.toISOString()}; ask for a new one`
     case 'replaced': return `Authorization: the API key was replaced by a rotation, and its grace ended at ${verdict.at.toISOString()}; use the new key`
@@ -108,6 +109,6 @@ export const requireScope: onRequestHookHandler = (request, _reply, done) => {
   const scope = config.scope
   const caller = request.state.caller
   if (scope === undefined || caller === undefined || caller.scopes.has(scope)) return done()
-  throw new HttpError('insufficient_scope', `Authorization: this API key lacks ${scope}, which ${config.operation ?? 'this operation'} needs`,
+  throw new HttpError('insufficient_scope', MESSAGES.insufficientScope(scope, config.operation ?? 'this operation'),
     { 'www-authenticate': `Bearer realm="petstore", error="insufficient_scope", scope="${scope}"` })
 }

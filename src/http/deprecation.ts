@@ -4,6 +4,7 @@
  * sunset instant on the operation answers 410 Gone.
  */
 import type { onRequestHookHandler } from 'fastify'
+import { MESSAGES } from '../schemas/messages.js'
 import { HttpError } from './errors.js'
 import { baseUrlOf, docsUrlOf } from './public-url.js'
 
@@ -48,6 +49,6 @@ export function refuseAfterSunset (options: DeprecationOptions): onRequestHookHa
   return (request, _reply, done) => {
     const route = request.state.route
     if (route.config.deprecatedAt === undefined || options.now() < options.sunset) return done()
-    throw new HttpError('gone', `${request.method} ${route.url}: was removed on ${options.sunset.toISOString()}; use GET /v1/pets with the status filter`)
+    throw new HttpError('gone', MESSAGES.gone(request.method, route.url!, options.sunset))
   }
 }

@@ -7,7 +7,7 @@ import type { FastifyError } from 'fastify'
 import { IdempotencyKeyInFlight, IdempotencyKeyReused, InvalidCursor, PetNotFound } from '../domain/errors.js'
 import { ERROR_CATALOGUE, type ErrorBody, type ErrorCode } from '../schemas/error.js'
 import { MalformedJson } from '../schemas/json-reader.js'
-import { BODY_LIMIT_BYTES } from '../schemas/limits.js'
+import { MESSAGES } from '../schemas/messages.js'
 import { NoIdLeft, StoreUnavailable } from '../store/store-errors.js'
 
 /**
@@ -41,8 +41,8 @@ const CURSOR_MESSAGES: Record<InvalidCursor['reason'], string> = {
 
 // Fastify's own errors, by their stable codes (never by message text).
 const FASTIFY_ERRORS: Record<string, () => HttpError> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError('payload_too_large', `body: must be at most ${BODY_LIMIT_BYTES} bytes`),
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new HttpError('unsupported_media_type', 'Content-Type: must be application/json'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new HttpError('payload_too_large', MESSAGES.payloadTooLarge),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new HttpError('unsupported_media_type', MESSAGES.notJson),
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new HttpError('malformed_json', 'body: is shorter or longer than its Content-Length'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new HttpError('malformed_json', 'body: is empty; send a JSON object')
 }
@@ -53,21 +53,21 @@ const FASTIFY_ERRORS: Record<string, () => HttpError> = {
  */
 export function toHttpError (err: unknown): HttpError {
   if (err instanceof HttpError) return err
-  if (err instanceof PetNotFound) return new HttpError('not_found', `petId: ${err.message}`)
+  if (err instanceof PetNotFound) return new HttpError('not_found', MESSAGES.petNotFound(err.id))
   if (err instanceof InvalidCursor) return new HttpError('validation_failed', CURSOR_MESSAGES[err.reason])
   if (err instanceof IdempotencyKeyInFlight) {
-    return new HttpError('idempotency_conflict', 'Idempotency-Key: a request with this key is still in progress; retry after it completes')
+    return new HttpError('idempotency_conflict', MESSAGES.idempotencyConflict)
   }
   if (err instanceof IdempotencyKeyReused) {
-    return new HttpError('idempotency_key_reused', 'Idempotency-Key: was used with a different body; use a new key for a new animal')
+    return new HttpError('idempotency_key_reused', MESSAGES.idempotencyKeyReused)
   }
   if (err instanceof MalformedJson) return new HttpError('malformed_json', `body: ${err.message}`)
   if (err instanceof StoreUnavailable) {
-    return new HttpError('unavailable', 'the database is unavailable; retry later', { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) })
+    return new HttpError('unavailable', MESSAGES.storeUnavailable, { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) })
   }
   if (err instanceof NoIdLeft) return new HttpError('unavailable', err.message, { 'retry-after': String(NO_ID_LEFT_RETRY_AFTER_SECONDS) })
   const code = (err as FastifyError | undefined)?.code
   const known = code === undefined ? undefined : FASTIFY_ERRORS[code]
   if (known !== undefined) return known()
-  return new HttpError('internal_error', 'the server failed to answer; the request id identifies it in the logs')
+  return new HttpError('internal_error', MESSAGES.internalError)
 }

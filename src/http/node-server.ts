@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { STATUS_CODES, createServer, type RequestListener } from 'node:http'
 import type { Socket } from 'node:net'
 import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES, type RequestTimeouts } from '../schemas/limits.js'
+import { MESSAGES } from '../schemas/messages.js'
 import { HttpError } from './errors.js'
 import { noteAnsweredOnSocket } from './plugins/access-log.js'
 
@@ -44,12 +45,11 @@ function clientError (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, timeo
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       if (err.rawPacket !== undefined && LONG_REQUEST_LINE.test(err.rawPacket.subarray(0, URL_LIMIT_BYTES + 32).toString('latin1'))) {
-        return new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+        return new HttpError('uri_too_long', MESSAGES.uriTooLong)
       }
-      return new HttpError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+      return new HttpError('headers_too_large', MESSAGES.headersTooLarge)
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new HttpError('request_timeout',
-        `request: headers must arrive within ${timeouts.headersMs / 1000} s and the whole request within ${timeouts.requestMs / 1000} s`)
+      return new HttpError('request_timeout', MESSAGES.requestTimeout(timeouts))
     default:
       return new HttpError('validation_failed', 'request: is not valid HTTP/1.1')
   }

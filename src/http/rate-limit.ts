@@ -7,6 +7,7 @@
  * get 1.10× the req/s and 0.90× the CPU a request in `npm run bench -- --baseline` (docs/decisions.md).
  */
 import type { onRequestAsyncHookHandler } from 'fastify'
+import { MESSAGES } from '../schemas/messages.js'
 import { HttpError } from './errors.js'
 import type { WindowCounts } from './window-counts.js'
 
@@ -30,7 +31,7 @@ export function perKeyRateLimit (limit: number, counts: WindowCounts): onRequest
       ratelimit: `"default";r=${Math.max(0, quota - window.count)};t=${reset}`
     })
     if (window.count > quota) {
-      throw new HttpError('rate_limited', `rate limit: at most ${quota} requests a minute per API key; retry in ${reset} s`,
+      throw new HttpError('rate_limited', MESSAGES.rateLimited(quota, reset),
         { 'retry-after': String(reset) })
     }
   }

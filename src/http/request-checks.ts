@@ -3,6 +3,7 @@
  * target's length, the headers' size, and headers that must come once.
  */
 import type { onRequestHookHandler } from 'fastify'
+import { MESSAGES } from '../schemas/messages.js'
 import { HttpError } from './errors.js'
 import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
 
@@ -37,7 +38,7 @@ export const checkHost: onRequestHookHandler = (request, _reply, done) => {
 export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
   // The target as sent: src/http/routable-url.ts may have lengthened it.
   if (Buffer.byteLength(request.originalUrl) > URL_LIMIT_BYTES) {
-    throw new HttpError('uri_too_long', `request target: must be at most ${URL_LIMIT_BYTES} bytes`)
+    throw new HttpError('uri_too_long', MESSAGES.uriTooLong)
   }
   // Node's parser lets some long lists of small headers through, and keeps only the first
   // 1000 of them: count both bytes and fields here.
@@ -45,7 +46,7 @@ export const checkRequest: onRequestHookHandler = (request, _reply, done) => {
   let headerBytes = 0
   for (const field of raw) headerBytes += field.length + 2
   if (headerBytes > HEADER_LIMIT_BYTES || raw.length > 2 * MAX_HEADER_FIELDS) {
-    throw new HttpError('headers_too_large', `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all`)
+    throw new HttpError('headers_too_large', MESSAGES.headersTooLarge)
   }
   const headers = request.raw.headersDistinct
   for (const name of SINGLE_HEADERS) {

@@ -4,8 +4,11 @@
  * very schemas, and @fastify/swagger publishes them.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
+import { describeBrokenRule, type Part } from './broken-rule.js'
+import { compileSchema } from './components.js'
 import { ERROR_CATALOGUE, ErrorBody, type ErrorCode } from './error.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
+import { MESSAGES } from './messages.js'
 import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
 import { refTo } from './ref.js'
 import { OPERATION_SCOPES, securityOf } from './scopes.js'
@@ -57,30 +60,37 @@ const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
 }
 
 const COMMON_ERRORS = {
-  unauthorized: { when: 'API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which.', example: 'Authorization: the API key is unknown or revoked' },
-  rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: 'rate limit: 6000 requests a minute per API key; retry after Retry-After seconds' },
-  unavailable: { when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: 'the database is unavailable; retry later' },
-  uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: `request target: must be at most ${URL_LIMIT_BYTES} bytes` },
-  headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: `headers: must be at most ${HEADER_LIMIT_BYTES} bytes in all` },
-  internal_error: { when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: 'the server failed to answer; the request id identifies it in the logs' }
+  unauthorized: { when: 'API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which.', example: MESSAGES.unknownKey },
+  rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: MESSAGES.rateLimited(6000, 60) },
+  unavailable: { when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: MESSAGES.storeUnavailable },
+  uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: MESSAGES.uriTooLong },
+  headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: MESSAGES.headersTooLarge },
+  internal_error: { when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: MESSAGES.internalError }
 }
 
 /** The 403 of a key without the operation's scope. */
 function scopeError (operation: keyof typeof OPERATION_SCOPES): ErrorDoc {
   const scope = OPERATION_SCOPES[operation]
-  return { when: `The API key lacks \`${scope}\` (\`insufficient_scope\`); use a key with it.`, example: `Authorization: this API key lacks ${scope}, which ${operation} needs` }
+  return { when: `The API key lacks \`${scope}\` (\`insufficient_scope\`); use a key with it.`, example: MESSAGES.insufficientScope(scope, operation) }
 }
 
-/** Answered before the operation runs: another method on its path, or a client too slow to send its request. */
-function outsideErrors (path: string, allow: string): ErrorDocs {
+/** Answered before the operation runs: another method (`method`, say) on its path, or a client too slow to send its request. */
+function outsideErrors (method: string, path: string, allow: string): ErrorDocs {
   const { headersMs, requestMs } = REQUEST_TIMEOUTS
   return {
-    method_not_allowed: { when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: `DELETE: is not allowed on ${path}; use ${allow}` },
+    method_not_allowed: { when: 'Another method on this path (`method_not_allowed`); `Allow` lists the methods.', example: MESSAGES.methodNotAllowed(method, path, allow) },
     request_timeout: {
       when: `The headers took over ${headersMs / 1000} s, or the whole request over ${requestMs / 1000} s (\`request_timeout\`).`,
-      example: `request: headers must arrive within ${headersMs / 1000} s and the whole request within ${requestMs / 1000} s`
+      example: MESSAGES.requestTimeout(REQUEST_TIMEOUTS)
     }
   }
+}
+
+/** The 400 a value breaks its rule with, as validation words it. @example brokenRule(ListPetsQuery, { limit: '0' }, 'querystring') */
+function brokenRule (schema: TSchema, sample: unknown, part: Part): string {
+  const check = compileSchema(schema)
+  if (check.Check(sample)) throw new Error(`the example of ${part} breaks no rule`)
+  return describeBrokenRule(check, sample, part)
 }
 
 const rateLimitHeaders = {
@@ -108,10 +118,10 @@ export const listPetsSchema = {
       content: json(Pets)
     },
     ...errors({
-      validation_failed: { when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: 'limit: must be an integer from 1 to 100' },
+      validation_failed: { when: '`limit`, `status` or `cursor` breaks its rule (`validation_failed`).', example: brokenRule(ListPetsQuery, { limit: '0' }, 'querystring') },
       ...COMMON_ERRORS,
       insufficient_scope: scopeError('listPets'),
-      ...outsideErrors('/v1/pets', 'GET, POST')
+      ...outsideErrors('DELETE', '/v1/pets', 'GET, POST')
     })
   }
 }
@@ -140,15 +150,15 @@ export const createPetSchema = {
       content: json(Pet)
     },
     ...errors({
-      validation_failed: { when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: 'categoryId: is required' },
+      validation_failed: { when: 'The body is not valid JSON (`malformed_json`), or a field is missing or breaks its rule (`validation_failed`).', example: brokenRule(NewPet, { name: 'Rex' }, 'body') },
       ...COMMON_ERRORS,
       insufficient_scope: scopeError('createPet'),
       unavailable: { ...COMMON_ERRORS.unavailable, when: `${COMMON_ERRORS.unavailable.when} Also when no id is left for a new animal (an import took 9223372036854775807), then with \`Retry-After: 3600\`: retrying soon does not help.` },
-      ...outsideErrors('/v1/pets', 'GET, POST'),
-      idempotency_conflict: { when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: 'Idempotency-Key: a request with this key is still in progress; retry after it completes' },
-      payload_too_large: { when: `The body is over ${kib(BODY_LIMIT_BYTES)} (\`payload_too_large\`).`, example: `body: must be at most ${BODY_LIMIT_BYTES} bytes` },
-      unsupported_media_type: { when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: 'Content-Type: must be application/json' },
-      idempotency_key_reused: { when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: 'Idempotency-Key: was used with a different body; use a new key for a new animal' }
+      ...outsideErrors('DELETE', '/v1/pets', 'GET, POST'),
+      idempotency_conflict: { when: 'A request with the same Idempotency-Key is still in progress (`idempotency_conflict`).', example: MESSAGES.idempotencyConflict },
+      payload_too_large: { when: `The body is over ${kib(BODY_LIMIT_BYTES)} (\`payload_too_large\`).`, example: MESSAGES.payloadTooLarge },
+      unsupported_media_type: { when: 'The body is not `application/json`, has a charset other than utf-8, or a `Content-Encoding` other than `identity` (`unsupported_media_type`).', example: MESSAGES.notJson },
+      idempotency_key_reused: { when: 'The Idempotency-Key was used with a different body (`idempotency_key_reused`).', example: MESSAGES.idempotencyKeyReused }
     })
   }
 }
@@ -169,13 +179,13 @@ export function getPetSchema (sunset: Date) {
       200: { description: 'The animal.', headers: { ...deprecationHeaders, ...rateLimitHeaders }, content: json(Pet) },
       // Every response of getPet carries the deprecation headers, errors included (not those answered outside it).
       ...errors({
-        validation_failed: { when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: 'petId: must be an integer from 1 to 9223372036854775807' },
+        validation_failed: { when: '`petId` is not a decimal integer from 1 to 9223372036854775807 (`validation_failed`).', example: brokenRule(PetParams, { petId: 'abc' }, 'params') },
         ...COMMON_ERRORS,
         insufficient_scope: scopeError('getPet'),
-        not_found: { when: 'No animal has this id (`not_found`).', example: 'petId: no animal with id 42' },
-        gone: { when: 'The sunset has passed: the operation is removed (`gone`).', example: 'GET /v1/pets/:petId: was removed on 2030-12-05T00:00:00.000Z; use GET /v1/pets with the status filter' }
+        not_found: { when: 'No animal has this id (`not_found`).', example: MESSAGES.petNotFound(42) },
+        gone: { when: 'The sunset has passed: the operation is removed (`gone`).', example: MESSAGES.gone('GET', '/v1/pets/:petId', sunset) }
       }, deprecationHeaders),
-      ...errors(outsideErrors('/v1/pets/:petId', 'GET'))
+      ...errors(outsideErrors('PUT', '/v1/pets/:petId', 'GET'))
     }
   }
 }

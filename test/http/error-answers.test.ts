@@ -8,6 +8,7 @@ import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { ROOT } from '../support/cli.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
@@ -147,6 +148,15 @@ describe('error answers, byte for byte', () => {
     for (let i = 0; i < 20; i++) await rawRequest(sunset.origin, request('GET', '/v1/pets', { id: 'f', headers: `Authorization: Bearer forged-key-${String(i).padStart(12, '0')}\r\n` }))
     await record('rate_limited: forged keys from one address', sunset, rawRequest(sunset.origin, request('GET', '/v1/pets', { id: 'a42', headers: 'Authorization: Bearer forged-key-999999999999\r\n' })))
 
+    // A key without the operation's scope, for each operation.
+    const reader = await issueApiKey(server.store, { name: 'reader', scopes: ['pets:read'] })
+    const writer = await issueApiKey(server.store, { name: 'writer', scopes: ['pets:write'] })
+    const bearer = (key: string): string => `Authorization: Bearer ${key}\r\n`
+    await record('insufficient_scope: listPets with a pets:write key', server, rawRequest(server.origin, request('GET', '/v1/pets', { id: 'a44', headers: bearer(writer) })))
+    await record('insufficient_scope: getPet with a pets:write key', server, rawRequest(server.origin, request('GET', '/v1/pets/1', { id: 'a45', headers: bearer(writer) })))
+    await record('insufficient_scope: createPet with a pets:read key', server, rawRequest(server.origin,
+      request('POST', '/v1/pets', { id: 'a46', headers: `${bearer(reader)}Content-Type: application/json\r\n`, body: '{"name":"Rex","categoryId":1}' })))
+
     server.app.startDraining()
     await record('unavailable: readyz while draining', server, rawRequest(server.origin, request('GET', '/readyz', { id: 'a43', headers: '' })))
 
@@ -154,5 +164,28 @@ describe('error answers, byte for byte', () => {
     const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Answer[]
     assert.deepEqual(answers.map((answer) => answer.name), recorded.map((answer) => answer.name))
     for (const [i, answer] of answers.entries()) assert.deepEqual(answer, recorded[i], answer.name)
+  })
+
+  it('shows as each documented example a message the service answers with, numbers aside', async () => {
+    const document = await (await fetch(`${server.origin}/v1/openapi.json`)).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { example?: { code?: string, message: string } }> }> }>>
+    }
+    const numbers = (message: string): string => message.replace(/[0-9]+/g, 'N')
+    const answered = new Set(answers.filter((answer) => answer.status >= 400).map((answer) => {
+      const { code, message } = JSON.parse(answer.body) as { code: string, message: string }
+      return `${code} ${numbers(message)}`
+    }))
+    let compared = 0
+    for (const [path, operations] of Object.entries(document.paths)) {
+      for (const [method, { responses }] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(responses)) {
+          const example = response.content?.['application/json']?.example
+          if (example?.code === undefined) continue
+          assert.ok(answered.has(`${example.code} ${numbers(example.message)}`), `${method} ${path} ${status}: no answer says "${example.message}"`)
+          compared++
+        }
+      }
+    }
+    assert.equal(compared, 36)
   })
 })

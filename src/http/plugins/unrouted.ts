@@ -7,6 +7,7 @@
 import FindMyWay from 'find-my-way'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
+import { MESSAGES } from '../../schemas/messages.js'
 import { HttpError } from '../errors.js'
 import { isUnreadableTarget } from '../routable-url.js'
 
@@ -38,7 +39,7 @@ async function unroutedPlugin (app: FastifyInstance, { maxParamLength }: { maxPa
     const known = knownPaths.find('GET', request.url)?.store as KnownPath | undefined
     if (known === undefined) return done(notFound(request))
     const allow = [...known.methods].sort().join(', ')
-    done(new HttpError('method_not_allowed', `${request.method}: is not allowed on ${known.url}; use ${allow}`, { allow }))
+    done(new HttpError('method_not_allowed', MESSAGES.methodNotAllowed(request.method, known.url, allow), { allow }))
   }
   // The handler answers only a route's own "not found" (reply.callNotFound(): a file the docs page lacks).
   app.setNotFoundHandler({ onRequest: refuse } as NotFoundOptions, async (request) => { throw notFound(request) })

@@ -295,7 +295,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "rate limit: 6000 requests a minute per API key; retry after Retry-After seconds",
+                     *       "message": "rate limit: at most 6000 requests a minute per API key; retry in 60 s",
                      *       "status": 429
                      *     }
                      */
@@ -564,7 +564,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "rate limit: 6000 requests a minute per API key; retry after Retry-After seconds",
+                     *       "message": "rate limit: at most 6000 requests a minute per API key; retry in 60 s",
                      *       "status": 429
                      *     }
                      */
@@ -757,7 +757,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "method_not_allowed",
-                     *       "message": "DELETE: is not allowed on /v1/pets/:petId; use GET",
+                     *       "message": "PUT: is not allowed on /v1/pets/:petId; use GET",
                      *       "status": 405
                      *     }
                      */
@@ -841,7 +841,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "code": "rate_limited",
-                     *       "message": "rate limit: 6000 requests a minute per API key; retry after Retry-After seconds",
+                     *       "message": "rate limit: at most 6000 requests a minute per API key; retry in 60 s",
                      *       "status": 429
                      *     }
                      */
