@@ -135,6 +135,28 @@ describe('configuration', () => {
     }
   })
 
+  it('states each setting\'s flag and default as SETTINGS does: every one in docs/cli.md, the newcomer\'s in the README', () => {
+    // A row: | `VARIABLE` | [`--flag` |] default | what |; an empty default reads (none), or says in brackets what stands in.
+    const rowsOf = (file: string): Map<string, string[]> => new Map(readFileSync(join(ROOT, file), 'utf8').split('\n')
+      .map((line) => /^\| `([A-Z_]+)` \| (.*) \|$/.exec(line)).filter((row) => row !== null)
+      .map(([, name, cells]) => [name!, cells!.split(' | ')]))
+    const defaultCell = (value: string): string => value === '' ? '(' : `\`${value}\``
+    const documented = rowsOf('docs/cli.md')
+    assert.deepEqual([...documented.keys()], SETTINGS.map((setting) => setting.env), 'docs/cli.md lists every setting, in order')
+    for (const setting of SETTINGS) {
+      const [flag, value] = documented.get(setting.env)!
+      assert.equal(flag, `\`--${setting.flag}\``, setting.env)
+      assert.ok(value!.startsWith(defaultCell(setting.default)), `${setting.env}: ${value} in docs/cli.md`)
+    }
+    const kept = rowsOf('README.md')
+    assert.ok(kept.size >= 5)
+    for (const [name, [value]] of kept) {
+      const setting = SETTINGS.find((setting) => setting.env === name)
+      assert.ok(setting !== undefined, `the README names ${name}, no setting`)
+      assert.ok(value!.startsWith(defaultCell(setting.default)), `${name}: ${value} in the README`)
+    }
+  })
+
   it('lists every setting in .env.example with its default', () => {
     const example = readFileSync(join(ROOT, '.env.example'), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)
