@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js'
 import { issueApiKey } from './api-keys/lifecycle.js'
 
 /** The name the first key goes by in metrics and `petstore keys list`. */
-export const FIRST_KEY_NAME = 'default'
+const FIRST_KEY_NAME = 'default'
 
 /**
  * Issues the first key when no key exists anywhere.

@@ -12,10 +12,10 @@ import { baseUrlOf } from '../public-url.js'
 import { errorCatalogueMarkdown } from '../../schemas/error.js'
 
 /** The service's name: the OpenAPI document's title, and the docs page's. */
-export const API_TITLE = 'Pet Store'
+const API_TITLE = 'Pet Store'
 
 /** The OpenAPI document's description: what the API does, and every error code it answers with. */
-export const API_DESCRIPTION = 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
+const API_DESCRIPTION = 'A pet store catalogue: list animals, add an animal, fetch one (deprecated). ' +
   'Every call needs a bearer API key. Every error is the `Error` body, `{code, message, status}`; ' +
   'a client branches on `code`, never on `message`. The codes, with their status and meaning:\n\n' + errorCatalogueMarkdown()
 
@@ -54,7 +54,7 @@ export interface MetaRoutesOptions {
 }
 
 /** The OpenAPI document with `servers` for this deployment (production, then staging). */
-export function openApiDocumentFor (app: FastifyInstance, request: FastifyRequest, options: MetaRoutesOptions): Record<string, unknown> {
+function openApiDocumentFor (app: FastifyInstance, request: FastifyRequest, options: MetaRoutesOptions): Record<string, unknown> {
   const servers = [{ url: baseUrlOf(request, options.publicBaseUrl), description: 'Production' }]
   if (options.stagingBaseUrl !== undefined) servers.push({ url: options.stagingBaseUrl, description: 'Staging' })
   return { ...app.swagger(), servers }

@@ -3,12 +3,12 @@
  * (`postgres://u@db1:5432,db2/petstore?target_session_attrs=read-write`, each port optional),
  * and which of them a connection may settle on. The `pg` driver takes one host
  * (brianc/node-postgres#1470): each host's own single-host URL goes to it in turn
- * (src/store/postgres/host-list-client.ts). No import of `pg` here: config.ts checks
+ * (src/store/postgres/host-list-pool.ts). No import of `pg` here: config.ts checks
  * addresses with it at start.
  */
 
 /** libpq's values of `target_session_attrs` (https://www.postgresql.org/docs/current/libpq-connect.html). */
-export const TARGET_SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'] as const
+const TARGET_SESSION_ATTRS = ['any', 'read-write', 'read-only', 'primary', 'standby', 'prefer-standby'] as const
 export type TargetSessionAttrs = typeof TARGET_SESSION_ATTRS[number]
 
 export interface DatabaseAddress {
