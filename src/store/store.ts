@@ -60,6 +60,43 @@ export interface ApiKeyRecord {
   revokedAt: Date | null
 }
 
+/** A row of the api_keys table in either database: `T` its instants as the driver reads them, `N` its integers. */
+export interface ApiKeyColumns<T, N> {
+  id: N
+  name: string
+  key_hash: string
+  /** Comma-separated. */
+  scopes: string
+  created_at: T
+  expires_at: T | null
+  lifetime_seconds: N | null
+  rate_limit: N | null
+  last_used_at: T | null
+  retires_at: T | null
+  revoked_at: T | null
+}
+
+/**
+ * The key a row holds, its instants and integers read by the adapter's own functions.
+ * @example columnsToApiKey(row, (text) => new Date(text), Number) // SQLite's ISO text and bigints
+ */
+export function columnsToApiKey<T, N> (row: ApiKeyColumns<T, N>, instant: (value: T) => Date, integer: (value: N) => number): ApiKeyRecord {
+  const orNull = <V, R>(value: V | null, read: (value: V) => R): R | null => value === null ? null : read(value)
+  return {
+    id: integer(row.id),
+    name: row.name,
+    keyHash: row.key_hash,
+    scopes: row.scopes.split(',') as ApiKeyScope[],
+    createdAt: instant(row.created_at),
+    expiresAt: orNull(row.expires_at, instant),
+    lifetimeSeconds: orNull(row.lifetime_seconds, integer),
+    rateLimit: orNull(row.rate_limit, integer),
+    lastUsedAt: orNull(row.last_used_at, instant),
+    retiresAt: orNull(row.retires_at, instant),
+    revokedAt: orNull(row.revoked_at, instant)
+  }
+}
+
 /** A key to store as the current key of its name. */
 export type NewApiKeyRecord = Omit<ApiKeyRecord, 'id' | 'lastUsedAt' | 'retiresAt' | 'revokedAt'>
 
