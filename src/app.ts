@@ -56,6 +56,7 @@ export async function buildApp (options: AppOptions): Promise<App> {
     logger,
     verifier,
     catalogue,
+    waits: store.waits,
     registry: options.registry ?? new Registry(),
     redis: options.redis,
     now: options.now ?? (() => new Date()),

@@ -9,6 +9,7 @@ import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
 import { BrokenRule, instant, integer } from './schemas/operator-values.js'
 import { MalformedAddress, parseAddress } from './store/postgres/address.js'
+import { POOL_WAIT_DEFAULT_MS } from './store/store.js'
 
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
 export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
@@ -45,6 +46,10 @@ export interface Config {
   shutdownDelay: number
   /** Origins whose browser pages may call the API (CORS); empty: no CORS header at all. */
   corsOrigins: readonly string[]
+  /** Milliseconds a request may wait, for the CPU or a database connection, before new ones are refused (src/http/admission.ts); undefined: never refused. */
+  maxQueueDelay: number | undefined
+  /** Milliseconds a database call waits for a connection at most, then 503. */
+  poolWait: number
   /** How the operator gave each setting, for messages: its flag (`--port`), else its variable (`PORT`). */
   names: Readonly<Record<SettingKey, string>>
 }
@@ -278,6 +283,26 @@ export const SETTINGS = [
     default: '',
     help: 'comma-separated origins whose browser pages may call the API, e.g. https://shop.example (unset: no CORS header at all)',
     parse: origins
+  },
+  {
+    key: 'maxQueueDelay',
+    env: 'MAX_QUEUE_DELAY',
+    flag: 'max-queue-delay',
+    default: '50',
+    help: 'milliseconds a request may wait, for the CPU or for a database connection, before new requests behind a key are refused at once with 503 and Retry-After (off: never refused; 0: every one refused)',
+    parse: (raw: string) => {
+      if (raw === 'off') return undefined
+      if (!/^[0-9]+$/.test(raw) || Number(raw) > 60_000) throw new BrokenRule('must be off, or an integer from 0 to 60000')
+      return Number(raw)
+    }
+  },
+  {
+    key: 'poolWait',
+    env: 'POOL_WAIT',
+    flag: 'pool-wait',
+    default: String(POOL_WAIT_DEFAULT_MS),
+    help: 'milliseconds a database call waits for a connection at most, then answers 503 and Retry-After',
+    parse: integer(1, 60_000)
   }
 ] as const satisfies ReadonlyArray<Setting<SettingKey>>
 

@@ -3,6 +3,8 @@
  * body, as errors.ts maps it (node-server.ts answers what Node's parser refuses, with the same HttpError).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { ConnectionWaitExceeded } from '../store/store-errors.js'
+import { REFUSAL } from './admission.js'
 import { HttpError, toHttpError } from './errors.js'
 
 /** Sends the Error body: for an answer that is no failure of the request (a draining readyz). */
@@ -19,6 +21,12 @@ export function renderError (err: unknown, request: FastifyRequest, reply: Fasti
     // The client closed the connection while sending its request (or was answered a 408 on
     // the socket): no one to answer, and no fault of the server's.
     reply.hijack()
+    return
+  }
+  // A call that waited past POOL_WAIT for a connection: a refusal for load, as the admission stage's.
+  if (err instanceof ConnectionWaitExceeded) {
+    request.state.refused = 'pool_wait'
+    sendError(reply, REFUSAL)
     return
   }
   const error = toHttpError(err)

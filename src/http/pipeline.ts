@@ -13,6 +13,8 @@ import { FAILED_AUTH_WINDOW_MS } from '../domain/failed-authentications.js'
 import type { PetCatalogue } from '../domain/pets.js'
 import { COMPONENTS } from '../schemas/components.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, type RequestTimeouts } from '../schemas/limits.js'
+import type { ConnectionWaits } from '../store/store.js'
+import { admitUnlessBehind } from './admission.js'
 import { authenticate, requireBearer, requireScope } from './auth.js'
 import { deprecationHeaders, refuseAfterSunset } from './deprecation.js'
 import { renderError } from './error-handler.js'
@@ -42,6 +44,7 @@ export interface PipelineConfig {
   redisKeyPrefix: string
   getPetSunset: Date
   publicBaseUrl: string | undefined
+  maxQueueDelay: number | undefined
 }
 
 export interface PipelineOptions {
@@ -49,6 +52,8 @@ export interface PipelineOptions {
   logger: FastifyBaseLogger
   verifier: ApiKeyVerifier
   catalogue: PetCatalogue
+  /** The store's calls waiting for a connection, which the admission stage reads. */
+  waits: ConnectionWaits
   /** The process's registry, where the requests are counted. */
   registry: Registry
   /** REDIS_URL's client: the counts of the throttle and the rate limit shared by every instance; without it, per process. */
@@ -109,6 +114,12 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.addHook('onRequest', deprecationHeaders(deprecation))
   // 401 before any check of the request: a caller without a key learns nothing of our rules (RFC 6750 §3).
   app.addHook('onRequest', requireBearer)
+  // Before anything is looked up or read: a request the service cannot serve in time is refused now, cheaply.
+  if (config.maxQueueDelay !== undefined) {
+    const admission = admitUnlessBehind(config.maxQueueDelay, options.waits)
+    app.addHook('onRequest', admission.check)
+    app.addHook('onClose', (_app, done) => { admission.stop(); done() })
+  }
   const failedAuths = new WindowCounts({ windowMs: FAILED_AUTH_WINDOW_MS, redis, redisPrefix: `${config.redisKeyPrefix}auth-failures:`, counted: 'failed authentications' })
   const throttle = forgedKeyThrottle({ verifier, counts: failedAuths, onThrottled: () => { metrics.authThrottled.inc() } })
   app.addHook('onRequest', throttle.check)

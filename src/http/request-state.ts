@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Caller, PresentedKey } from '../domain/api-keys/verifier.js'
+import type { RefusalReason } from './admission.js'
 
 export interface RequestState {
   /** The route's options, read once: Fastify builds `request.routeOptions` anew on every read. */
@@ -14,6 +15,8 @@ export interface RequestState {
   presented?: PresentedKey
   /** The authenticated caller; set on every request under /v1 that passed auth. */
   caller?: Caller
+  /** Why the request was refused for load, when it was (src/http/admission.ts). */
+  refused?: RefusalReason
   /** The Idempotency-Key of a createPet request while it is held, and how to free it. */
   idempotency?: { key: string, release: () => void }
 }

@@ -10,10 +10,10 @@ import type { Store } from '../store/store.js'
  * command that touches the database start with.
  * @example const store = await openMigratedStore(parseSettings(['databaseUrl'], process.env))
  */
-export async function openMigratedStore (config: Settings<'databaseUrl'> & { databaseReadUrl?: string }): Promise<Store> {
+export async function openMigratedStore (config: Settings<'databaseUrl'> & { databaseReadUrl?: string, poolWait?: number }): Promise<Store> {
   let store: Store | undefined
   try {
-    store = await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl })
+    store = await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl, poolWaitMs: config.poolWait })
     await store.migrate()
     return store
   } catch (err) {

@@ -40,12 +40,11 @@ export function processMetrics (store: Store): ProcessMetrics {
       }, () => {})
     }
   }))
-  // A store that cannot answer keeps the gauge's last value: the scrape itself must not fail.
   registry.registerMetric(new Gauge({
     name: 'petstore_store_pool_waiting_clients',
-    help: 'Store calls waiting for a connection of the PostgreSQL pool (always 0 on SQLite).',
+    help: 'Store calls waiting for a connection: of the PostgreSQL pool; on SQLite, creates waiting for the writer.',
     registers: [],
-    async collect () { await store.waitingClients().then((waiting) => this.set(waiting), () => {}) }
+    collect () { this.set(store.waits.count()) }
   }))
   const readCounts = store.readCounts
   if (readCounts !== undefined) {

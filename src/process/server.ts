@@ -81,7 +81,7 @@ export async function startServer (config: Config, options: { migrate: boolean, 
   const logger = createLogger(config.logLevel)
   // Imported only when traces are on: off, no part of the SDK is loaded.
   const tracing = options.tracing === undefined ? undefined : await (await import('./tracing.js')).startTracing(options.tracing, logger)
-  const opened = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl })
+  const opened = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl, poolWaitMs: config.poolWait })
   const store = tracing === undefined ? opened : tracing.traceStore(opened)
   if (options.migrate) await ensureAnApiKey(store, config)
   const metrics = processMetrics(store)

@@ -18,6 +18,8 @@ export const MESSAGES = {
   idempotencyConflict: 'Idempotency-Key: a request with this key is still in progress; retry after it completes',
   idempotencyKeyReused: 'Idempotency-Key: was used with a different body; use a new key for a new animal',
 
+  /** @example MESSAGES.overloaded(1) */
+  overloaded: (retryInSeconds: number) => `the service is at capacity; retry in ${retryInSeconds} s`,
   /** @example MESSAGES.rateLimited(6000, 60) */
   rateLimited: (quota: number, retryInSeconds: number) => `rate limit: at most ${quota} requests a minute per API key; retry in ${retryInSeconds} s`,
   /** @example MESSAGES.insufficientScope('pets:write', 'createPet') */

@@ -1,22 +1,25 @@
 /**
- * The create batcher of both databases: items submitted while every commit slot is busy wait,
- * and go together as the next commit. Each caller's promise settles only when its own batch has
- * committed (or failed: then every item of that batch, and only those, get the error). Each
- * adapter gives its policy: SQLite's one writer waits a turn of the event loop to gather, while
- * PostgreSQL sends at once and batches only when its pool is full.
+ * The create batcher of both databases: each item takes its turn for a connection (Slots), and
+ * whoever's turn comes commits with it the items still waiting for one, up to a batch. Each
+ * caller's promise settles only when its own batch has committed (or failed: then every item of
+ * that batch, and only those, get the error); an item that waits past the slots' bound is
+ * refused alone. SQLite's one writer waits a turn of the event loop to gather; PostgreSQL sends
+ * at once while a connection is free, and batches only what waits for one.
  */
+import type { Slots, Ticket } from './slots.js'
 
 export interface BatchPolicy {
   /** Items in one commit at most: a batch's transaction stays short. */
   maxBatch: number
-  /** Commits running at once; past it, items wait for a slot. */
-  slots: number
-  /** A free slot waits for the rest of this turn of the event loop before it commits. */
+  /** A turn waits for the rest of this turn of the event loop before it commits. */
   gatherTurn: boolean
 }
 
 interface Waiting<I, O> {
   item: I
+  ticket: Ticket
+  /** In a batch already: its own turn, when it comes, is given back. */
+  taken: boolean
   resolve: (out: O) => void
   reject: (err: unknown) => void
 }
@@ -24,40 +27,57 @@ interface Waiting<I, O> {
 export class Batcher<I, O> {
   readonly #commit: (items: I[]) => Promise<O[]>
   readonly #policy: BatchPolicy
-  readonly #waiting: Array<Waiting<I, O>> = []
-  #busy = 0
+  readonly #slots: Slots
+  #waiting: Array<Waiting<I, O>> = []
 
   /**
-   * @param commit commits a batch; returns one outcome per item, in order
-   * @example const creates = new Batcher((requests) => writer.createPets(requests), { maxBatch: 256, slots: 1, gatherTurn: true })
+   * @param commit commits a batch on the connection its turn holds; returns one outcome per item, in order
+   * @example const creates = new Batcher((requests) => writer.createPets(requests), { maxBatch: 256, gatherTurn: true }, new Slots(1, 1_000))
    */
-  constructor (commit: (items: I[]) => Promise<O[]>, policy: BatchPolicy) {
+  constructor (commit: (items: I[]) => Promise<O[]>, policy: BatchPolicy, slots: Slots) {
     this.#commit = commit
     this.#policy = policy
+    this.#slots = slots
   }
 
   submit (item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.#waiting.push({ item, resolve, reject })
-      if (this.#busy === this.#policy.slots) return
-      this.#busy++
-      if (this.#policy.gatherTurn) setImmediate(this.#drain)
-      else void this.#drain()
+      const entry: Waiting<I, O> = { item, ticket: this.#slots.take(), taken: false, resolve, reject }
+      this.#waiting.push(entry)
+      // A free slot: its turn starts now (SQLite's gathering turn with it).
+      if (entry.ticket.atOnce) {
+        void this.#commitFrom(entry)
+        return
+      }
+      entry.ticket.granted.then(async () => { await this.#commitFrom(entry) }, (err: unknown) => {
+        this.#waiting = this.#waiting.filter((waiting) => waiting !== entry)
+        reject(err)
+      })
     })
   }
 
-  /** One slot: commits batches while items wait, then frees itself. */
-  readonly #drain = async (): Promise<void> => {
-    while (this.#waiting.length > 0) {
-      const batch = this.#waiting.splice(0, this.#policy.maxBatch)
-      try {
-        const outcomes = await this.#commit(batch.map((entry) => entry.item))
-        if (outcomes.length !== batch.length) throw new Error(`${batch.length} items committed, ${outcomes.length} outcomes returned`)
-        batch.forEach((entry, index) => entry.resolve(outcomes[index]!))
-      } catch (err) {
-        for (const entry of batch) entry.reject(err)
-      }
+  /** The turn of `entry` came: it commits, with the items still waiting for a turn, up to a batch. */
+  async #commitFrom (entry: Waiting<I, O>): Promise<void> {
+    if (this.#policy.gatherTurn) await new Promise(setImmediate)
+    if (entry.taken) return entry.ticket.cancel()
+    const batch = [entry]
+    for (const other of this.#waiting) {
+      if (batch.length === this.#policy.maxBatch) break
+      if (other.ticket.waiting) batch.push(other)
     }
-    this.#busy--
+    for (const waiting of batch) {
+      waiting.taken = true
+      if (waiting !== entry) waiting.ticket.cancel()
+    }
+    this.#waiting = this.#waiting.filter((waiting) => !waiting.taken)
+    try {
+      const outcomes = await this.#commit(batch.map((waiting) => waiting.item))
+      if (outcomes.length !== batch.length) throw new Error(`${batch.length} items committed, ${outcomes.length} outcomes returned`)
+      batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
+    } catch (err) {
+      for (const waiting of batch) waiting.reject(err)
+    } finally {
+      this.#slots.release()
+    }
   }
 }

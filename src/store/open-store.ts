@@ -19,14 +19,14 @@ export function databaseKind (url: string): 'sqlite' | 'postgres' | undefined {
  * or `postgres://…` (also `postgresql://…`, with its pool options; with a read URL, lists and gets read a standby).
  * @example const store = await openStore('sqlite:./data/petstore.db')
  */
-export async function openStore (url: string, postgres: PostgresOptions = {}): Promise<Store> {
+export async function openStore (url: string, options: PostgresOptions = {}): Promise<Store> {
   const kind = databaseKind(url)
-  if (kind === 'sqlite') return openSqliteStore(sqlitePath(url))
+  if (kind === 'sqlite') return openSqliteStore(sqlitePath(url), options)
   if (kind === 'postgres') {
     const { openPostgresStore } = await import('./postgres/store.js')
-    const store = await openPostgresStore(url, postgres)
-    if (postgres.readUrl === undefined) return store
-    const standby = await openPostgresStore(postgres.readUrl, { maxConnections: postgres.maxConnections, timeoutMs: READ_ROUTING.standbyTimeoutMs, standby: true })
+    const store = await openPostgresStore(url, options)
+    if (options.readUrl === undefined) return store
+    const standby = await openPostgresStore(options.readUrl, { maxConnections: options.maxConnections, timeoutMs: READ_ROUTING.standbyTimeoutMs, poolWaitMs: options.poolWaitMs, standby: true })
     return routeReads(store, standby, READ_ROUTING)
   }
   throw new Error(`unknown database URL scheme: ${url.split(':')[0]}`)

@@ -16,6 +16,16 @@ export class StoreUnavailable extends Error {
   }
 }
 
+/** A call waited for a connection (the pool's, or the writer's) past its bound: the database does not keep up with the load. */
+export class ConnectionWaitExceeded extends Error {
+  override name = 'ConnectionWaitExceeded'
+
+  /** @example throw new ConnectionWaitExceeded(1_000) */
+  constructor (readonly waitedMs: number) {
+    super(`no database connection was free within ${waitedMs} ms`)
+  }
+}
+
 /** Every id up to 2^63 − 1 lies below the highest one taken (an import put it there): a new animal has none. */
 export class NoIdLeft extends Error {
   override name = 'NoIdLeft'

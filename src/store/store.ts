@@ -126,8 +126,21 @@ export interface BackupOptions {
   signal?: AbortSignal
 }
 
+/** How long a call waits for a connection at most, unless told otherwise (POOL_WAIT). */
+export const POOL_WAIT_DEFAULT_MS = 1_000
+
+/** The calls waiting for a connection (src/store/slots.ts), read from memory: never a call to the database. */
+export interface ConnectionWaits {
+  /** Calls waiting now. */
+  count: () => number
+  /** How long the oldest of them has waited, in ms; 0 when none waits. */
+  oldestMs: () => number
+}
+
 export interface Store {
   readonly kind: 'sqlite' | 'postgres'
+  /** Calls waiting for a connection: PostgreSQL's pool; on SQLite, creates waiting for the writer. */
+  readonly waits: ConnectionWaits
   /** Applies pending migrations (migrations.ts); safe when several instances start at once. */
   migrate (): Promise<number[]>
   /** Resolves when the database answers a query. */
@@ -182,8 +195,6 @@ export interface Store {
   backup?: (file: string, options?: BackupOptions) => Promise<BackupRecord>
   /** The newest backup's `takenAt`, else when the database was created; undefined where backups are not ours (PostgreSQL). */
   lastBackupAt (): Promise<Date | undefined>
-  /** Callers waiting for a connection of the pool (none on SQLite). */
-  waitingClients (): Promise<number>
   /** Reads served by each target since the start, when a standby serves reads (read-routing.ts). */
   readCounts?: () => Promise<ReadCounts>
 

@@ -6,8 +6,8 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { wrapMethods, type Store } from './store.js'
 
-// No span for these: the metrics read three at every scrape, and closing and the backup are no request's.
-const UNTRACED = new Set(['close', 'lastBackupAt', 'waitingClients', 'readCounts', 'backup'])
+// No span for these: the metrics read two at every scrape, and closing and the backup are no request's.
+const UNTRACED = new Set(['close', 'lastBackupAt', 'readCounts', 'backup'])
 
 /** `db.system.name` as OpenTelemetry's semantic conventions spell each database. */
 const DB_SYSTEM = { sqlite: 'sqlite', postgres: 'postgresql' } as const

@@ -1,12 +1,13 @@
 /**
  * The requests' metrics: requests by operation and status, latency, calls of deprecated
- * operations by API key name (whom to warn before removal), store errors, requests refused by
- * the throttle of forged keys; counted into the process's registry (src/process/process-metrics.ts),
+ * operations by API key name (whom to warn before removal), store errors, refusals for load by
+ * reason, requests refused by the throttle of forged keys; counted into the process's registry (src/process/process-metrics.ts),
  * scraped on a listener of its own.
  */
 import { Counter, Histogram, type Registry } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { REFUSAL_REASONS } from '../admission.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,6 +22,7 @@ export class RequestMetrics {
   readonly latency: Histogram<'operation'>
   readonly deprecatedCalls: Counter<'operation' | 'key'>
   readonly storeErrors: Counter
+  readonly refusals: Counter<'reason'>
   readonly authThrottled: Counter
 
   constructor (registry: Registry) {
@@ -35,6 +37,9 @@ export class RequestMetrics {
     })
     this.deprecatedCalls = new Counter({ name: 'petstore_deprecated_calls_total', help: 'Authenticated calls of deprecated operations, by operation and API key name.', labelNames: ['operation', 'key'], registers })
     this.storeErrors = new Counter({ name: 'petstore_store_errors_total', help: 'Requests answered 503 because the database was unavailable.', registers })
+    this.refusals = new Counter({ name: 'petstore_http_refusals_total', help: 'Requests answered 503 for load, by reason (src/http/admission.ts): not store errors.', labelNames: ['reason'], registers })
+    // Every reason from the start, so that a query finds each series before the first refusal.
+    for (const reason of REFUSAL_REASONS) this.refusals.labels(reason).inc(0)
     this.authThrottled = new Counter({ name: 'petstore_auth_throttled_total', help: 'Requests answered 429 because their address had too many failed authentications.', registers })
   }
 }
@@ -57,6 +62,7 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Requ
   const requests = childCache<{ inc: () => void }>()
   const latency = childCache<{ observe: (seconds: number) => void }>()
   const deprecatedCalls = childCache<{ inc: () => void }>()
+  const refusals = childCache<{ inc: () => void }>()
   app.addHook('onResponse', (request, reply, done) => {
     const config = request.state.route.config
     // No route: another method on a known path (405), or no known path at all (the docs page is none either).
@@ -68,7 +74,9 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Requ
     if (config.deprecatedAt !== undefined && caller !== undefined) {
       deprecatedCalls(`${operation} ${caller.keyName}`, () => metrics.deprecatedCalls.labels(operation, caller.keyName)).inc()
     }
-    if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
+    const refused = request.state.refused
+    if (refused !== undefined) refusals(refused, () => metrics.refusals.labels(refused)).inc()
+    else if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
     done()
   })
 }

@@ -1,26 +1,62 @@
 /**
  * The connections of a PostgreSQL store: a pool over libpq's address of one host or several
- * (host-list-pool.ts), set up the same way for every store, and the one way to run a
- * transaction on it.
+ * (host-list-pool.ts), set up the same way for every store; every call takes its turn for one
+ * (Slots, bounded in time), but the readiness probe's, for which the pool keeps one more.
  */
 import pg from 'pg'
+import { Slots } from '../slots.js'
 import { parseAddress } from './address.js'
 import { hostListPool } from './host-list-pool.js'
 import { PG_TYPES } from './rows.js'
 
 export interface PoolOptions {
-  /** Connections at most. */
+  /** Connections the calls take in turn. */
   max: number
   /** Bounds connecting and every query, so an outage fails fast instead of hanging. */
   timeoutMs: number
+  /** How long a call waits for its turn at most. */
+  poolWaitMs: number
   /** A standby's pool: several hosts without target_session_attrs mean prefer-standby, not read-write. */
   standby: boolean
 }
 
+export interface Connections {
+  /** The turns: a call holds one while it uses a connection. */
+  slots: Slots
+  /** The pool itself, for a turn already held (the create batcher's commit). */
+  pool: pg.Pool
+  /** One statement, in its turn. */
+  query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+  /** `work` between BEGIN and COMMIT on one connection, in its turn. */
+  transaction: <T>(work: (client: pg.PoolClient) => Promise<T>) => Promise<T>
+  /** `SELECT 1` on the connection kept for it: readiness never waits behind the calls. */
+  ping: () => Promise<void>
+}
+
 /**
- * @example const pool = openPool('postgres://postgres@127.0.0.1/test', { max: 10, timeoutMs: 5_000, standby: false })
+ * @example const { query } = openConnections('postgres://postgres@127.0.0.1/test', { max: 10, timeoutMs: 5_000, poolWaitMs: 1_000, standby: false })
  */
-export function openPool (url: string, { max, timeoutMs, standby }: PoolOptions): pg.Pool {
+export function openConnections (url: string, { max, timeoutMs, poolWaitMs, standby }: PoolOptions): Connections {
+  const pool = openPool(url, max + 1, timeoutMs, standby)
+  const slots = new Slots(max, poolWaitMs)
+  async function inTurn<T> (use: () => Promise<T>): Promise<T> {
+    await slots.take().granted
+    try {
+      return await use()
+    } finally {
+      slots.release()
+    }
+  }
+  return {
+    slots,
+    pool,
+    query: async (text, values) => await inTurn(async () => await pool.query(text, values)),
+    transaction: async (work) => await inTurn(async () => await transaction(pool, work)),
+    ping: async () => { await pool.query('SELECT 1') }
+  }
+}
+
+function openPool (url: string, max: number, timeoutMs: number, standby: boolean): pg.Pool {
   const pool = hostListPool(parseAddress(url, standby ? 'prefer-standby' : 'read-write'), {
     max,
     connectTimeoutMs: timeoutMs,
@@ -35,11 +71,8 @@ export function openPool (url: string, { max, timeoutMs, standby }: PoolOptions)
   return pool
 }
 
-/**
- * Runs `work` between BEGIN and COMMIT on one connection of the pool; ROLLBACK when it throws.
- * @example await transaction(pool, async (client) => await client.query('UPDATE …'))
- */
-export async function transaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** Runs `work` between BEGIN and COMMIT on one connection of the pool; ROLLBACK when it throws. */
+async function transaction<T> (pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect()
   // After anything but an SQL error (lost, timed out mid-query) the connection's state is
   // unknown: it is discarded (the server rolls back), never given back to the pool.

@@ -3,10 +3,10 @@
  * statement; without, creates go at once while a connection is free, and those that wait for
  * one share the next INSERT: create 1.94× the req/s, 0.54× the CPU per request (npm run bench).
  */
-import type pg from 'pg'
 import type { Pet } from '../../schemas/pets.js'
 import { Batcher } from '../batcher.js'
 import type { CreateResult, IdempotencyClaim, NewPetRecord } from '../store.js'
+import type { Connections } from './connection.js'
 import { orNoIdLeft } from './errors.js'
 import { PET_COLUMNS } from './rows.js'
 
@@ -38,19 +38,18 @@ const INSERT_BATCH = `
   RETURNING ${PET_COLUMNS}`
 
 /**
- * @param slots the pool's connections: past them, creates wait and go together
- * @returns the store's createPet
- * @example const createPet = prepareCreatePets(pool, 10); await createPet(pet, claim)
+ * @returns the store's createPet, on the store's connections: creates that wait for a turn go together
+ * @example const createPet = prepareCreatePets(openConnections(url, options)); await createPet(pet, claim)
  */
-export function prepareCreatePets (pool: pg.Pool, slots: number): (pet: NewPetRecord, claim?: IdempotencyClaim) => Promise<CreateResult> {
+export function prepareCreatePets ({ pool, slots, query }: Connections): (pet: NewPetRecord, claim?: IdempotencyClaim) => Promise<CreateResult> {
   async function createWithKey (pet: NewPetRecord, claim: IdempotencyClaim): Promise<CreateResult> {
     const notBefore = claim.notBefore.getTime()
     // A taken key swept between the two statements is free again: the insert is tried once more.
     for (let attempt = 0; ; attempt++) {
-      const { rows: created } = await pool.query<Pet>(CREATE_WITH_KEY,
+      const { rows: created } = await query<Pet>(CREATE_WITH_KEY,
         [claim.scope, claim.key, claim.fingerprint, Date.now(), notBefore, pet.name, String(pet.categoryId), pet.status])
       if (created[0] !== undefined) return { kind: 'created', pet: created[0] }
-      const { rows: taken } = await pool.query<Pet & { fingerprint: string }>(TAKEN_KEY, [claim.scope, claim.key, notBefore])
+      const { rows: taken } = await query<Pet & { fingerprint: string }>(TAKEN_KEY, [claim.scope, claim.key, notBefore])
       if (taken[0] !== undefined) {
         const { fingerprint, ...pet } = taken[0]
         return { kind: 'key_taken', fingerprint, pet }
@@ -59,9 +58,10 @@ export function prepareCreatePets (pool: pg.Pool, slots: number): (pet: NewPetRe
     }
   }
 
+  // The batch's turn is held already: its statement goes to the pool itself.
   const creates = new Batcher<NewPetRecord, Pet>(async (pets) => (await pool.query<Pet>(INSERT_BATCH,
     [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])).rows,
-  { maxBatch: 64, slots, gatherTurn: false })
+  { maxBatch: 64, gatherTurn: false }, slots)
 
   return async (pet, claim) => {
     try {

@@ -11,9 +11,9 @@ import pg from 'pg'
 import { INT64_MAX } from '../../schemas/int64.js'
 import type { Pet } from '../../schemas/pets.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
-import type { ApiKeyRecord, ListPetsOptions, NewApiKeyRecord, Store } from '../store.js'
+import { POOL_WAIT_DEFAULT_MS, type ApiKeyRecord, type ListPetsOptions, type NewApiKeyRecord, type Store } from '../store.js'
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
-import { openPool, transaction } from './connection.js'
+import { openConnections } from './connection.js'
 import { prepareCreatePets } from './create-pets.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
@@ -26,8 +26,11 @@ export const MIGRATION_LOCK = 7_370_736_174
 // Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
-async function insertApiKey (db: pg.Pool | pg.PoolClient, key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
-  const { rows } = await db.query<ApiKeyRow>(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
+/** Runs one statement: in a turn of the pool, or on a transaction's connection. */
+type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
+async function insertApiKey (query: Query, key: NewApiKeyRecord): Promise<ApiKeyRecord | undefined> {
+  const { rows } = await query<ApiKeyRow>(`INSERT INTO api_keys (name, key_hash, scopes, created_at, expires_at, lifetime_seconds, rate_limit)
     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (name) WHERE retires_at IS NULL DO NOTHING RETURNING *`,
   [key.name, key.keyHash, key.scopes.join(','), key.createdAt, key.expiresAt, key.lifetimeSeconds, key.rateLimit])
   return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
@@ -41,6 +44,8 @@ export interface PostgresOptions {
   maxConnections?: number
   /** Bounds every wait on the database, so an outage fails fast (StoreUnavailable) instead of hanging. */
   timeoutMs?: number
+  /** How long a call waits for a connection at most (POOL_WAIT_DEFAULT_MS), then ConnectionWaitExceeded. */
+  poolWaitMs?: number
   /** A standby's URL (DATABASE_READ_URL): lists and gets are read there (src/store/read-routing.ts), and migrate() records remote_apply. */
   readUrl?: string
   /** This store reads a standby: several hosts without target_session_attrs mean prefer-standby, not read-write. */
@@ -54,14 +59,16 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
   const timeoutMs = options.timeoutMs ?? 5_000
   const defaults = roleDefaults(timeoutMs, options.readUrl !== undefined)
   const maxConnections = options.maxConnections ?? POOL_SIZE_DEFAULT
-  const pool = openPool(url, { max: maxConnections, timeoutMs, standby: options.standby === true })
-  const createPet = prepareCreatePets(pool, maxConnections)
+  const connections = openConnections(url, { max: maxConnections, timeoutMs, poolWaitMs: options.poolWaitMs ?? POOL_WAIT_DEFAULT_MS, standby: options.standby === true })
+  const { pool, query, transaction, ping } = connections
+  const createPet = prepareCreatePets(connections)
 
   const store: Store = {
     kind: 'postgres',
+    waits: connections.slots,
 
     async migrate () {
-      return await transaction(pool, async (client) => {
+      return await transaction(async (client) => {
         const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
           await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
         await setRoleDefaults(query, defaults)
@@ -81,7 +88,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async ping () {
-      await pool.query('SELECT 1')
+      await ping()
     },
 
     async close () {
@@ -93,20 +100,15 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
       return undefined
     },
 
-    async waitingClients () {
-      // pg counts a call as waiting while its new connection opens too: only a full pool makes callers wait.
-      return pool.totalCount < pool.options.max ? 0 : pool.waitingCount
-    },
-
     async listPets ({ limit, status, afterId = 0 }: ListPetsOptions) {
       const { rows } = status === undefined
-        ? await pool.query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [String(afterId), limit])
-        : await pool.query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [status, String(afterId), limit])
+        ? await query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE id > $1 ORDER BY id LIMIT $2`, [String(afterId), limit])
+        : await query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE status = $1 AND id > $2 ORDER BY id LIMIT $3`, [status, String(afterId), limit])
       return rows
     },
 
     async findPet (id) {
-      const { rows } = await pool.query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [String(id)])
+      const { rows } = await query<Pet>(`SELECT ${PET_COLUMNS} FROM pets WHERE id = $1`, [String(id)])
       return rows[0]
     },
 
@@ -115,7 +117,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     },
 
     async importPets (pets) {
-      await transaction(pool, async (client) => {
+      await transaction(async (client) => {
         await client.query(
           'INSERT INTO pets (id, name, category_id, status) SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])',
           [pets.map((p) => String(p.id)), pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status)])
@@ -130,7 +132,7 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     async insertPets (pets) {
       // One statement is one transaction; the identity sequence gives the ids, never twice. The
       // room is checked before any value is taken: a value taken is gone even when rolled back.
-      const { rowCount } = await pool.query(
+      const { rowCount } = await query(
         `INSERT INTO pets (name, category_id, status) SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])
           WHERE (SELECT COALESCE(pg_sequence_last_value(pg_get_serial_sequence('pets', 'id')::regclass), 0)) <= ${INT64_MAX} - $4::bigint`,
         [pets.map((p) => p.name), pets.map((p) => String(p.categoryId)), pets.map((p) => p.status), pets.length])
@@ -141,61 +143,61 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     async analyze () {
       // Until autovacuum gets to a freshly loaded table, the planner guesses: a list by status
       // then read and sorted every match (0.86 ms a page of 10,000 animals) instead of 21 rows.
-      await pool.query('ANALYZE pets')
+      await query('ANALYZE pets')
     },
 
     async deleteIdempotencyKeys (olderThan, limit) {
       // A statement of its own, no transaction: each batch's row locks go as soon as it ends.
-      const { rowCount } = await pool.query(
+      const { rowCount } = await query(
         'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at < $1 LIMIT $2)',
         [olderThan.getTime(), limit])
       return rowCount ?? 0
     },
 
     async insertApiKey (key) {
-      return await insertApiKey(pool, key)
+      return await insertApiKey(query, key)
     },
 
     async rotateApiKey ({ replacedId, graceEndsAt, key }) {
-      return await transaction(pool, async (client) => {
+      return await transaction(async (client) => {
         // The row stays locked: a rotation or revocation of the name at the same moment waits for this one.
         const { rowCount } = await client.query('UPDATE api_keys SET retires_at = $2 WHERE id = $1 AND retires_at IS NULL AND revoked_at IS NULL', [replacedId, graceEndsAt])
         if (rowCount === 0) return undefined
         await client.query('UPDATE api_keys SET retires_at = $2 WHERE name = $1 AND retires_at > $2 AND id <> $3', [key.name, key.createdAt, replacedId])
-        return await insertApiKey(client, key)
+        return await insertApiKey(async (text, values) => await client.query(text, values), key)
       })
     },
 
     async findApiKeyByHash (keyHash) {
-      const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [keyHash])
+      const { rows } = await query<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [keyHash])
       return rows[0] === undefined ? undefined : rowToApiKey(rows[0])
     },
 
     async listApiKeys () {
-      const { rows } = await pool.query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY id')
+      const { rows } = await query<ApiKeyRow>('SELECT * FROM api_keys ORDER BY id')
       return rows.map(rowToApiKey)
     },
 
     async revokeApiKey (name) {
-      const { rowCount } = await pool.query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name])
+      const { rowCount } = await query('UPDATE api_keys SET revoked_at = now() WHERE name = $1 AND revoked_at IS NULL', [name])
       return (rowCount ?? 0) > 0
     },
 
     async recordApiKeyUses (uses) {
       // One statement for the batch: no transaction to hold, whatever the pooler.
-      await pool.query(`UPDATE api_keys SET last_used_at = u.at
+      await query(`UPDATE api_keys SET last_used_at = u.at
         FROM unnest($1::text[], $2::timestamptz[]) AS u (key_hash, at)
         WHERE api_keys.key_hash = u.key_hash AND (api_keys.last_used_at IS NULL OR api_keys.last_used_at < u.at)`,
       [uses.map((use) => use.keyHash), uses.map((use) => use.at)])
     },
 
     async deleteApiKey (name) {
-      await pool.query('DELETE FROM api_keys WHERE name = $1', [name])
+      await query('DELETE FROM api_keys WHERE name = $1', [name])
     },
 
     async secret (name) {
-      await pool.query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, randomBytes(32)])
-      const { rows } = await pool.query<{ value: Buffer }>('SELECT value FROM secrets WHERE name = $1', [name])
+      await query('INSERT INTO secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [name, randomBytes(32)])
+      const { rows } = await query<{ value: Buffer }>('SELECT value FROM secrets WHERE name = $1', [name])
       return rows[0]!.value
     }
   }

@@ -8,8 +8,9 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { Pet } from '../../schemas/pets.js'
 import { Batcher, type BatchPolicy } from '../batcher.js'
+import { Slots } from '../slots.js'
 import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
-import type { ApiKeyRecord, CreateResult, ListPetsOptions, NewApiKeyRecord, NewPetRecord, RotationRecord, Store } from '../store.js'
+import { POOL_WAIT_DEFAULT_MS, type ApiKeyRecord, type CreateResult, type ListPetsOptions, type NewApiKeyRecord, type NewPetRecord, type RotationRecord, type Store } from '../store.js'
 import { withStoreErrors } from '../store-errors.js'
 import { backupDatabase } from './backup.js'
 import { openConnection, statementCache } from './connection.js'
@@ -23,7 +24,7 @@ import { SqliteWriter } from './writer.js'
 
 // One writer, and each commit waits for its fsync: creates of a turn, and those that arrive
 // during a commit, go in one transaction.
-const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, slots: 1, gatherTurn: true }
+const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, gatherTurn: true }
 // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
 const IMPORT_ROWS = 100
 
@@ -32,14 +33,15 @@ function insertPetsSql (rows: number): string {
 }
 
 /**
- * Opens (creating when missing) the SQLite database at `path`.
+ * Opens (creating when missing) the SQLite database at `path`; a create waits for the writer at most `poolWaitMs`.
  * @example const store = openSqliteStore('./data/petstore.db'); await store.migrate()
  */
-export function openSqliteStore (path: string): Store {
+export function openSqliteStore (path: string, { poolWaitMs = POOL_WAIT_DEFAULT_MS }: { poolWaitMs?: number } = {}): Store {
   const db: Database.Database = openConnection(path)
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
-  const creates = new Batcher<CreateRequest, CreateResult>((requests) => writer.createPets(requests), CREATE_BATCHES)
+  const turns = new Slots(1, poolWaitMs)
+  const creates = new Batcher<CreateRequest, CreateResult>((requests) => writer.createPets(requests), CREATE_BATCHES, turns)
   const pages = new PageCache(db)
 
   const importPets = db.transaction((pets: Pet[]) => {
@@ -80,6 +82,7 @@ export function openSqliteStore (path: string): Store {
 
   const store: Store = {
     kind: 'sqlite',
+    waits: turns,
 
     async migrate () {
       db.exec(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`)
@@ -176,10 +179,6 @@ export function openSqliteStore (path: string): Store {
       const taken = sql('SELECT max(taken_at) FROM backups').pluck().get() as string | null
       // A database never backed up reports its creation (its first migration), so the backup alert reminds a new one too.
       return new Date(taken ?? sql(`SELECT applied_at FROM ${MIGRATIONS_TABLE} WHERE version = 1`).pluck().get() as string)
-    },
-
-    async waitingClients () {
-      return 0
     },
 
     async secret (name) {
