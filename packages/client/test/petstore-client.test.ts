@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../src/index.js'
 import { TEST_KEY, backends, get, startTestServer, type TestServer } from '../../../test/support/helper.js'
-import { startInjectingProxy, startRedirectingProxy, startResettingProxy } from './fault-proxies.js'
+import { startInjectingProxy, startRedirectingProxy, startResettingProxy } from './server-support.js'
 
 const INT64_MAX = 9223372036854775807n
 const ABOVE_2_53 = 9007199254740993n
