@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 

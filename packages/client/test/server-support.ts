@@ -1,11 +1,27 @@
 /**
- * Proxies in front of a live test server that break the way networks break:
- * an HTTP proxy that answers the first requests itself (429, 503 with
- * Retry-After), one that redirects, and a TCP proxy that cuts a connection after the request reached
- * the server but before the response reached the client.
+ * The one way the client's tests reach the server's test support (test/support/): a test server
+ * on every backend, the test key, the repository's root, a TypeScript checker as an app's, and
+ * the TCP proxy that cuts connections or loses answers. Beside them, HTTP proxies in front of a
+ * test server that break the way the web breaks: one that answers the first requests itself
+ * (429, 503 with Retry-After), one that redirects.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import { createServer as createTcpServer, connect, type Server, type Socket } from 'node:net'
+import { TcpProxy, type TcpProxyOptions } from '../../../test/support/tcp-proxy.js'
+
+export { ROOT, TEST_KEY } from '../../../test/support/constants.js'
+export { backends, startTestServer, type TestServer } from '../../../test/support/helper.js'
+export { typeErrors } from '../../../test/support/type-errors.js'
+export type { TcpProxy }
+
+/**
+ * A TcpProxy in front of the server at `origin`, and the API's base URL through it.
+ * @example const { proxy, api } = await startTcpProxy(server.origin); proxy.resetAnswers(1)
+ */
+export async function startTcpProxy (origin: string, options: TcpProxyOptions = {}): Promise<{ proxy: TcpProxy, api: string }> {
+  const target = new URL(origin)
+  const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) }, options)
+  return { proxy, api: `http://127.0.0.1:${proxy.port}/v1` }
+}
 
 export interface Injected {
   status: number
@@ -16,16 +32,11 @@ export interface Injected {
 export interface FaultProxy {
   /** Base URL of the API through the proxy, ending in /v1. */
   api: string
-  /** Requests (HTTP proxy) or connections (TCP proxy) seen so far. */
+  /** Requests seen so far. */
   seen: () => number
   /** The Idempotency-Key header of each request that reached the proxy. */
   idempotencyKeys: () => string[]
   close: () => Promise<void>
-}
-
-async function listen (server: Server | ReturnType<typeof createHttpServer>): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return (server.address() as { port: number }).port
 }
 
 async function readBody (request: IncomingMessage): Promise<Buffer> {
@@ -45,30 +56,37 @@ async function forward (target: string, request: IncomingMessage, body: Buffer, 
 }
 
 /**
- * Answers the first requests with the injected errors, then forwards every request to `origin`.
- * @example const proxy = await startInjectingProxy(server.origin, [{ status: 503, code: 'unavailable', headers: { 'retry-after': '1' } }])
+ * An HTTP proxy that hands each request, its body read, to `answer`, and counts the requests and
+ * their Idempotency-Keys.
  */
-export async function startInjectingProxy (origin: string, injected: Injected[]): Promise<FaultProxy> {
+async function startHttpProxy (answer: (request: IncomingMessage, body: Buffer, response: ServerResponse, index: number) => Promise<void>): Promise<FaultProxy> {
   let seen = 0
   const keys: string[] = []
   const server = createHttpServer(async (request, response) => {
     const body = await readBody(request)
-    const fault = injected[seen++]
     keys.push(String(request.headers['idempotency-key'] ?? ''))
-    if (fault !== undefined) {
-      response.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers })
-      response.end(JSON.stringify({ code: fault.code, message: 'injected by the test proxy', status: fault.status }))
-      return
-    }
-    await forward(`${origin}${request.url}`, request, body, response)
+    await answer(request, body, response, seen++)
   })
-  const port = await listen(server)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
-    api: `http://127.0.0.1:${port}/v1`,
+    api: `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`,
     seen: () => seen,
     idempotencyKeys: () => keys,
     close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) }
   }
+}
+
+/**
+ * Answers the first requests with the injected errors, then forwards every request to `origin`.
+ * @example const proxy = await startInjectingProxy(server.origin, [{ status: 503, code: 'unavailable', headers: { 'retry-after': '1' } }])
+ */
+export async function startInjectingProxy (origin: string, injected: Injected[]): Promise<FaultProxy> {
+  return await startHttpProxy(async (request, body, response, index) => {
+    const fault = injected[index]
+    if (fault === undefined) return await forward(`${origin}${request.url}`, request, body, response)
+    response.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers })
+    response.end(JSON.stringify({ code: fault.code, message: 'injected by the test proxy', status: fault.status }))
+  })
 }
 
 /**
@@ -77,70 +95,10 @@ export async function startInjectingProxy (origin: string, injected: Injected[])
  * @example const proxy = await startRedirectingProxy(server.origin, 301)
  */
 export async function startRedirectingProxy (origin: string, status: number): Promise<FaultProxy> {
-  let seen = 0
-  const keys: string[] = []
-  const server = createHttpServer(async (request, response) => {
-    const body = await readBody(request)
-    seen++
-    keys.push(String(request.headers['idempotency-key'] ?? ''))
+  return await startHttpProxy(async (request, body, response) => {
     const url = request.url!
-    if (url.startsWith('/v1/moved/')) {
-      await forward(`${origin}/v1/${url.slice('/v1/moved/'.length)}`, request, body, response)
-      return
-    }
+    if (url.startsWith('/v1/moved/')) return await forward(`${origin}/v1/${url.slice('/v1/moved/'.length)}`, request, body, response)
     response.writeHead(status, { location: url.replace(/^\/v1\//, '/v1/moved/') })
     response.end()
   })
-  const port = await listen(server)
-  return {
-    api: `http://127.0.0.1:${port}/v1`,
-    seen: () => seen,
-    idempotencyKeys: () => keys,
-    close: async () => { server.closeAllConnections(); await new Promise((resolve) => server.close(resolve)) }
-  }
-}
-
-/**
- * Forwards bytes to `origin`; on the first `dropped` connections that carry a POST, the
- * response never reaches the client: the connection is reset the moment the server answers.
- * @example const proxy = await startResettingProxy(server.origin, 1)
- */
-export async function startResettingProxy (origin: string, dropped: number): Promise<FaultProxy> {
-  const target = new URL(origin)
-  let seen = 0
-  let toDrop = dropped
-  const keys: string[] = []
-  const sockets = new Set<Socket>()
-  const server = createTcpServer((client) => {
-    seen++
-    sockets.add(client)
-    const upstream = connect(Number(target.port), target.hostname)
-    sockets.add(upstream)
-    let drop = false
-    client.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('latin1')
-      const key = /\r\nidempotency-key: *([^\r]*)\r\n/i.exec(text)?.[1]
-      if (key !== undefined) keys.push(key)
-      if (text.startsWith('POST ') && toDrop > 0) { toDrop--; drop = true }
-      upstream.write(chunk)
-    })
-    upstream.on('data', (chunk: Buffer) => {
-      if (drop) { client.resetAndDestroy(); upstream.destroy(); return }
-      client.write(chunk)
-    })
-    client.on('close', () => { upstream.destroy(); sockets.delete(client) })
-    upstream.on('close', () => { client.destroy(); sockets.delete(upstream) })
-    client.on('error', () => {})
-    upstream.on('error', () => {})
-  })
-  const port = await listen(server)
-  return {
-    api: `http://127.0.0.1:${port}/v1`,
-    seen: () => seen,
-    idempotencyKeys: () => keys,
-    close: async () => {
-      for (const socket of sockets) socket.destroy()
-      await new Promise((resolve) => server.close(resolve))
-    }
-  }
 }
