@@ -33,5 +33,12 @@ export default [
   importsOnlyDown(['src/store/**'], ['(^|/)(domain|http|cli)/', PROCESS_MODULES], 'src/store imports only src/schemas: imports run http -> domain -> store -> schemas.'),
   importsOnlyDown(['src/domain/**'], ['(^|/)(http|cli)/', PROCESS_MODULES], 'src/domain imports only src/store and src/schemas: imports run http -> domain -> store -> schemas.'),
   importsOnlyDown(['src/http/**'], ['(^|/)cli/', PROCESS_MODULES], 'src/http is built by src/app.ts, never the other way round.'),
-  importsOnlyDown(['src/cli/**'], ['(^|/)http/'], 'The CLI speaks to the domain and the store, never to the HTTP layer\'s internals.')
+  importsOnlyDown(['src/cli/**'], ['(^|/)http/'], 'The CLI speaks to the domain and the store, never to the HTTP layer\'s internals.'),
+  {
+    files: ['packages/client/test/**'],
+    ignores: ['packages/client/test/server-support.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^(\\.\\./)+test/', message: 'The client\'s tests reach the server\'s test support through packages/client/test/server-support.ts only.' }] }]
+    }
+  }
 ]

@@ -18,7 +18,7 @@ CONCURRENCY="${TEST_CONCURRENCY:-3}"
 
 # Each runs alone, after the rest, for the reason beside it: one line a file.
 ALONE=(
-  test/store/sqlite-writer.test.ts # asserts the write lock is taken within 40 ms: timing, which a busy CPU breaks
+  test/store/sqlite/writer.test.ts # asserts the write lock is taken within 40 ms: timing, which a busy CPU breaks
   test/ha/cluster.test.ts # fails over a Patroni cluster of its own (test/support/ha-cluster.ts) under load
   test/image/image.test.ts # builds the image: podman's build takes every core
 )

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ConfigError, GETPET_DEPRECATED_AT, SETTINGS, parseConfig, parseSettings } from '../src/config.js'
-import { ROOT } from './support/cli.js'
+import { ROOT } from './support/constants.js'
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
 import { describe, it } from 'node:test'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 
 describe('npm run bench -- --smoke', () => {
   it('reports every workload for the service and each peer, none failing a request', { timeout: 90_000 }, async () => {

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { createTestDatabase, skippedFile, type TestDatabase } from '../support/helper.js'
-import { runCli, startServerProcess, TEST_KEY } from '../support/cli.js'
+import { runCli } from '../support/cli.js'
+import { TEST_KEY } from '../support/constants.js'
+import { startServerProcess } from '../support/process.js'
 
 // A port of this test's own range that nothing listens on: the first host refuses.
 const DEAD = '127.0.0.1:18702'

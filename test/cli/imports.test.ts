@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, it } from 'node:test'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 
 const SRC = join(ROOT, 'src/')
 

@@ -5,7 +5,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { AUTH, JSON_AUTH, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
-import { runCli, startServerProcess } from '../support/cli.js'
+import { runCli } from '../support/cli.js'
+import { startServerProcess } from '../support/process.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parse } from 'yaml'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 import { findTool } from '../support/prometheus-tools.js'
 
 const DIR = join(ROOT, 'deploy/prometheus')

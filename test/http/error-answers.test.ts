@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
 

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test'
 import { hashApiKey } from '../../src/domain/api-keys/format.js'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 // The expression docs/api-keys.md gives secret scanners, read from the page itself.

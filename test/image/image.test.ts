@@ -14,7 +14,8 @@ import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import { skippedFile } from '../support/helper.js'
 import { createDatabase, type PostgresDatabase } from '../support/postgres-database.js'
-import { freePorts, ROOT, TEST_KEY, waitUntilUp } from '../support/cli.js'
+import { ROOT, TEST_KEY } from '../support/constants.js'
+import { freePorts, waitUntilUp } from '../support/process.js'
 
 const IMAGE = 'localhost/petstore:test'
 const MAX_SIZE = 300_000_000

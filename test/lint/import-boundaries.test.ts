@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { before, describe, it } from 'node:test'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 
 // ESLint in a process of its own, as `npm run lint` runs it: its config loads packages that tsx's loader cannot.
 const LINT_EACH = `
@@ -54,5 +54,22 @@ describe('npm run lint: imports only run down (http -> domain -> store -> schema
   })
   ALLOWED.forEach(([file, line], i) => {
     it(`allows in ${file}: ${line}`, () => { assert.deepEqual(found[REFUSED.length + i], []) })
+  })
+})
+
+// The client's tests and the one module of theirs that may reach test/support/.
+const CLIENT_TESTS: Array<[string, string, boolean]> = [
+  ['packages/client/test/petstore-client.test.ts', "import { backends } from '../../../test/support/helper.js'", false],
+  ['packages/client/test/packed.ts', "import { ROOT } from '../../../test/support/constants.js'", false],
+  ['packages/client/test/petstore-client.test.ts', "import { backends } from './server-support.js'", true],
+  ['packages/client/test/server-support.ts', "import { backends } from '../../../test/support/helper.js'", true]
+]
+
+describe('npm run lint: the client\'s tests reach the server\'s test support through server-support.ts only', () => {
+  let found: string[][]
+  before(() => { found = boundaryErrors(CLIENT_TESTS.map(([file, line]) => [file, line])) })
+
+  CLIENT_TESTS.forEach(([file, line, allowed], i) => {
+    it(`${allowed ? 'allows' : 'refuses'} in ${file}: ${line}`, () => { assert.equal(found[i]!.length, allowed ? 0 : 1) })
   })
 })

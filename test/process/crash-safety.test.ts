@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
 import { openRaw } from '../support/raw-http.js'
-import { startServerProcess, type ServerProcess } from '../support/cli.js'
+import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 interface Pet { id: number, name: string, categoryId: number, status: string }
 interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, TEST_KEY } from '../support/helper.js'
-import { freePort, freePorts, runCli, startCli } from '../support/cli.js'
+import { runCli } from '../support/cli.js'
+import { freePort, freePorts, startCli } from '../support/process.js'
 
 describe('petstore serve: the metrics listener', () => {
   let dir: string

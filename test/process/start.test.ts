@@ -5,7 +5,8 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { freePort, runCli, spawnCli, waitUntilUp } from '../support/cli.js'
+import { runCli, spawnCli } from '../support/cli.js'
+import { freePort, waitUntilUp } from '../support/process.js'
 
 /** Whether binding port 80 is refused (EACCES) to a user other than root, as on most hosts. */
 function port80IsPrivileged (): boolean {

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseTracing } from '../../src/config.js'
 import { TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
-import { startServerProcess, type ServerProcess } from '../support/cli.js'
+import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean }
 interface OtlpSpan {

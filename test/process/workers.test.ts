@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
-import { freePort, startCli, type CliProcess } from '../support/cli.js'
+import { freePort, startCli, type CliProcess } from '../support/process.js'
 
 const CREATES = 300
 

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 
 describe('docs/errors.md', () => {
   const rows = readFileSync(join(ROOT, 'docs/errors.md'), 'utf8')

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { ROOT } from '../support/cli.js'
+import { ROOT } from '../support/constants.js'
 import { backends, createTestDatabase, errorBody, startTestServer, type TestDatabase } from '../support/helper.js'
 
 const FIXTURES = join(ROOT, 'test/fixtures/88e4a05')

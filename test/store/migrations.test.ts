@@ -8,7 +8,7 @@ import { MIGRATIONS as POSTGRES_MIGRATIONS } from '../../src/store/postgres/migr
 import { MIGRATION_LOCK } from '../../src/store/postgres/store.js'
 import { MIGRATIONS as SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations.js'
 import { backends, createTestDatabase } from '../support/helper.js'
-import { startCli } from '../support/cli.js'
+import { startCli } from '../support/process.js'
 
 describe('migrations at the same moment', () => {
   for (const postgres of backends('postgres', 'pgbouncer')) {

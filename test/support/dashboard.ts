@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ROOT } from './cli.js'
+import { ROOT } from './constants.js'
 
 export interface Target { refId: string, expr: string, datasource?: { type: string, uid: string } }
 export interface Panel { id: number, type: string, title: string, datasource?: { type: string, uid: string }, targets?: Target[], gridPos: Record<string, number> }

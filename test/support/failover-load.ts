@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
-import { TEST_KEY } from './cli.js'
+import { TEST_KEY } from './constants.js'
 import type { HaCluster } from './ha-cluster.js'
 
 const AUTH = { authorization: `Bearer ${TEST_KEY}` }

@@ -23,7 +23,7 @@ import type { Store } from '../../src/store/store.js'
 import { exportPages } from '../../src/store/export-pages.js'
 import { formatPetLine } from '../../src/cli/pet-lines.js'
 import { createDatabase } from './postgres-database.js'
-import { TEST_KEY } from './cli.js'
+import { TEST_KEY } from './constants.js'
 
 export { TEST_KEY }
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort, ROOT } from './cli.js'
+import { ROOT } from './constants.js'
+import { freePort } from './process.js'
 
 export const RULES_FILE = join(ROOT, 'deploy/prometheus/petstore.rules.yml')
 

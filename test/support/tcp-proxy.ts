@@ -1,6 +1,7 @@
 /**
- * A TCP proxy between the service and a real server (PostgreSQL), that a test
- * cuts and restores to play an outage without touching the server itself.
+ * A TCP proxy between a client and a real server (the service and PostgreSQL, or the typed
+ * client and the service), that a test cuts and restores to play an outage without touching
+ * the server itself, or that loses answers on their way back.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net'
 
@@ -12,24 +13,33 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  */
 export type CutMode = 'reset' | 'hang' | 'stall'
 
+export interface TcpProxyOptions {
+  /** Keeps every byte clients send, for sent(): an HTTP test reads its requests' headers there. */
+  keepSent?: boolean
+}
+
 export class TcpProxy {
   readonly #server: Server
   readonly #target: { host: string, port: number }
   readonly #sockets = new Set<Socket>()
   readonly #pairs = new Set<[Socket, Socket]>()
+  readonly #keepSent: boolean
+  #sent = ''
   #cut: CutMode | undefined
+  #answersToReset = 0
 
-  private constructor (server: Server, target: { host: string, port: number }) {
+  private constructor (server: Server, target: { host: string, port: number }, options: TcpProxyOptions) {
     this.#server = server
     this.#target = target
+    this.#keepSent = options.keepSent ?? false
     server.on('connection', (client) => this.#accept(client))
   }
 
   /** @example const proxy = await TcpProxy.start({ host: '127.0.0.1', port: 5432 }) */
-  static async start (target: { host: string, port: number }): Promise<TcpProxy> {
+  static async start (target: { host: string, port: number }, options: TcpProxyOptions = {}): Promise<TcpProxy> {
     const server = createServer()
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    return new TcpProxy(server, target)
+    return new TcpProxy(server, target, options)
   }
 
   get port (): number {
@@ -46,6 +56,21 @@ export class TcpProxy {
       client.pause()
       upstream.pause()
     }
+  }
+
+  /**
+   * The next `count` connections carry what the client sends to the server, but each is reset
+   * the moment the server answers: the request done, its answer lost on the way back.
+   * @example proxy.resetAnswers(1); await client.createPet(pet) // the server created it; the client tries again
+   */
+  resetAnswers (count: number): void {
+    this.#answersToReset = count
+  }
+
+  /** Everything clients sent so far, as latin1 text; started with `keepSent` only. */
+  sent (): string {
+    if (!this.#keepSent) throw new Error('TcpProxy.sent() needs TcpProxy.start(target, { keepSent: true })')
+    return this.#sent
   }
 
   restore (): void {
@@ -79,8 +104,14 @@ export class TcpProxy {
     this.#track(upstream)
     const pair: [Socket, Socket] = [client, upstream]
     this.#pairs.add(pair)
+    if (this.#keepSent) client.on('data', (chunk: Buffer) => { this.#sent += chunk.toString('latin1') })
     client.pipe(upstream)
-    upstream.pipe(client)
+    if (this.#answersToReset > 0) {
+      this.#answersToReset--
+      upstream.once('data', () => { client.resetAndDestroy(); upstream.destroy() })
+    } else {
+      upstream.pipe(client)
+    }
     // One side gone: the other goes too, so the server sees its client leave (and rolls back).
     client.once('close', () => { upstream.destroy(); this.#pairs.delete(pair) })
     upstream.once('close', () => client.destroy())

@@ -31,7 +31,7 @@ export async function startBreakableServer (backend: Backend['name'], options: O
   const database = await createTestDatabase(backend)
   const target = new URL(database.url)
   const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port || 5432) })
-  // Short waits: a cut connection is given up within a second, as in test/store/postgres-outage.test.ts.
+  // Short waits: a cut connection is given up within a second, as in test/store/postgres/outage.test.ts.
   const server = await startTestServer({ postgres: { timeoutMs: 800 }, ...options, database: throughAddress(database, '127.0.0.1', proxy.port) })
   return {
     server,

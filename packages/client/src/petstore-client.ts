@@ -32,6 +32,18 @@ export interface PetstoreClientOptions {
   timeoutMs?: number
   /** Another fetch (a proxy agent, a test double); default the global fetch. */
   fetch?: typeof globalThis.fetch
+  /** The random share of each wait, a number from 0 to under 1 (default `Math.random`): a simulation or a test brings its own. */
+  random?: () => number
+  /** The clock of the waits between tries and of `retryBudgetMs` (default `Date.now` and `setTimeout`): a simulation or a test brings its own. */
+  clock?: RetryClock
+}
+
+/** What the client waits on between tries. */
+export interface RetryClock {
+  /** Milliseconds since the epoch, as `Date.now()`. */
+  now: () => number
+  /** Resolves after `ms` milliseconds. */
+  sleep: (ms: number) => Promise<void>
 }
 
 export interface ListPetsOptions {
@@ -85,6 +97,8 @@ export class PetstoreClient {
   readonly #retryBudgetMs: number
   readonly #timeoutMs: number
   readonly #fetch: typeof globalThis.fetch
+  readonly #random: () => number
+  readonly #clock: RetryClock
 
   constructor (options: PetstoreClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -95,6 +109,8 @@ export class PetstoreClient {
     this.#retryBudgetMs = options.retryBudgetMs ?? 30_000
     this.#timeoutMs = options.timeoutMs ?? 30_000
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
+    this.#random = options.random ?? Math.random
+    this.#clock = options.clock ?? { now: Date.now, sleep }
   }
 
   /**
@@ -162,8 +178,7 @@ export class PetstoreClient {
     if (send.body !== undefined) headers['content-type'] = 'application/json'
     if (send.idempotencyKey !== undefined) headers['idempotency-key'] = send.idempotencyKey
     const what = `${method} ${new URL(url).pathname}`
-    const retriesEnd = Date.now() + this.#retryBudgetMs
-    const fits = (delay: number): boolean => Date.now() + delay <= retriesEnd
+    const retriesEnd = this.#clock.now() + this.#retryBudgetMs
 
     for (let attempt = 1; ; attempt++) {
       const canRetry = attempt < this.#maxAttempts
@@ -175,8 +190,8 @@ export class PetstoreClient {
         text = await response.text()
       } catch (err) {
         // Safe to repeat: a GET, or a POST whose Idempotency-Key makes the server create once.
-        const delay = this.#backoff(attempt)
-        if (canRetry && fits(delay)) { await sleep(delay); continue }
+        const delay = canRetry ? this.#waitBeforeRetry(undefined, attempt, retriesEnd) : undefined
+        if (delay !== undefined) { await this.#clock.sleep(delay); continue }
         throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
       }
       if (response.ok) return { response, body: parseBody(response, text, what) }
@@ -187,16 +202,30 @@ export class PetstoreClient {
 
       const error = errorOf(response, text, what)
       if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {
-        const delay = retryAfterMs(response.headers.get('retry-after')) ?? this.#backoff(attempt)
-        if (delay <= this.#maxRetryDelayMs && fits(delay)) { await sleep(delay); continue }
+        const delay = this.#waitBeforeRetry(retryAfterMs(response.headers.get('retry-after'), this.#clock.now()), attempt, retriesEnd)
+        if (delay !== undefined) { await this.#clock.sleep(delay); continue }
       }
       throw error
     }
   }
 
-  #backoff (attempt: number): number {
-    const ceiling = Math.min(this.#maxRetryDelayMs, this.#retryDelayMs * 2 ** (attempt - 1))
-    return ceiling / 2 + Math.random() * ceiling / 2
+  /**
+   * The wait before the next try, or undefined when it would pass `maxRetryDelayMs` or end past
+   * the budget. Without `Retry-After`, the back-off: half its ceiling and a random share of the
+   * other half. With it, at least what the server asked, plus a random share of up to half of
+   * it (or of `retryDelayMs`, when larger) that the budget and `maxRetryDelayMs` still allow:
+   * clients the server refused together come back spread out, not together.
+   */
+  #waitBeforeRetry (retryAfter: number | undefined, attempt: number, retriesEnd: number): number | undefined {
+    const longest = Math.min(this.#maxRetryDelayMs, retriesEnd - this.#clock.now())
+    if (retryAfter === undefined) {
+      const ceiling = Math.min(this.#maxRetryDelayMs, this.#retryDelayMs * 2 ** (attempt - 1))
+      const delay = ceiling / 2 + this.#random() * ceiling / 2
+      return delay <= longest ? delay : undefined
+    }
+    if (retryAfter > longest) return undefined
+    const share = Math.min(Math.max(retryAfter, this.#retryDelayMs) / 2, longest - retryAfter)
+    return retryAfter + this.#random() * share
   }
 }
 
@@ -241,19 +270,19 @@ function errorOf (response: Response, text: string, what: string): PetstoreError
 
 /** An error about an answer, with the headers its caller acts on: `Retry-After` and `X-Request-Id`. */
 function answerError (code: PetstoreErrorCode, message: string, response: Response): PetstoreError {
-  const retryAfter = retryAfterMs(response.headers.get('retry-after'))
+  const retryAfter = retryAfterMs(response.headers.get('retry-after'), Date.now())
   return new PetstoreError(code, message, response.status, {
     retryAfterSeconds: retryAfter === undefined ? undefined : Math.ceil(retryAfter / 1000),
     requestId: response.headers.get('x-request-id') ?? undefined
   })
 }
 
-/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in milliseconds. */
-function retryAfterMs (header: string | null): number | undefined {
+/** Retry-After as delay-seconds or an HTTP date (RFC 9110 §10.2.3), in milliseconds from `now`. */
+function retryAfterMs (header: string | null, now: number): number | undefined {
   if (header === null) return undefined
   if (/^[0-9]+$/.test(header.trim())) return Number(header.trim()) * 1000
   const date = Date.parse(header)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now())
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
 /** The `rel="next"` target of an RFC 8288 Link header, resolved against the request URL. */

@@ -10,7 +10,7 @@ import { dirname, join, normalize } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Browser, type Page } from 'playwright-core'
-import { TEST_KEY, startTestServer, type TestServer } from '../../../test/support/helper.js'
+import { TEST_KEY, startTestServer, type TestServer } from './server-support.js'
 import { packClient, run, type Packed } from './packed.js'
 
 const CHROMIUM = '/usr/bin/chromium'

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test'
 import { generateClientSources } from '../../../scripts/generate-client-types.js'
 import { matchesSchema } from '../src/schema-check.js'
 import type { NewPet, Pet } from '../src/index.js'
-import { ROOT } from '../../../test/support/cli.js'
+import { ROOT } from './server-support.js'
 
 // Checked by `npm run lint` (tsc): each line under @ts-expect-error must be an error.
 // @ts-expect-error the service assigns the id

@@ -6,8 +6,7 @@ import assert from 'node:assert/strict'
 import { readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY, startTestServer, type TestServer } from '../../../test/support/helper.js'
-import { typeErrors } from '../../../test/support/type-errors.js'
+import { TEST_KEY, startTestServer, typeErrors, type TestServer } from './server-support.js'
 import { QUIET, packClient, run, type Packed } from './packed.js'
 
 const SERVER_PACKAGES = ['fastify', 'better-sqlite3', 'pg', 'ioredis', 'pino', 'prom-client', '@sinclair/typebox', 'commander']

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
-import { ROOT } from '../../../test/support/cli.js'
+import { ROOT } from './server-support.js'
 
 export const run = promisify(execFile)
 

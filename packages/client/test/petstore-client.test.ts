@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict'
 import { createServer, type IncomingHttpHeaders } from 'node:http'
 import { after, before, describe, it } from 'node:test'
-import { PetstoreClient, PetstoreError, isPetstoreError, type Pet } from '../src/index.js'
-import { TEST_KEY, backends, get, startTestServer, type TestServer } from '../../../test/support/helper.js'
-import { startInjectingProxy, startRedirectingProxy, startResettingProxy } from './fault-proxies.js'
+import { PetstoreClient, PetstoreError, isPetstoreError, type Pet, type RetryClock } from '../src/index.js'
+import { TEST_KEY, backends, startInjectingProxy, startRedirectingProxy, startTcpProxy, startTestServer, type TestServer } from './server-support.js'
 
 const INT64_MAX = 9223372036854775807n
 const ABOVE_2_53 = 9007199254740993n
@@ -68,6 +67,34 @@ async function caughtFrom (canned: Canned, call: (client: PetstoreClient) => Pro
 }
 
 const REX = '{"id":1,"name":"Rex","categoryId":3,"status":"available"}'
+const UNAVAILABLE = '{"code":"unavailable","message":"the database is unavailable; retry later","status":503}'
+
+/** A clock that moves only when the client waits, so a test of waits takes none; `waits` lists them. */
+function virtualClock (): RetryClock & { waits: number[] } {
+  let now = 0
+  const waits: number[] = []
+  return { now: () => now, sleep: async (ms) => { waits.push(ms); now += ms }, waits }
+}
+
+/** Numbers from 0 to under 1 from a seed (a linear congruential generator): the same spread on every run. */
+function seededRandom (seed: number): () => number {
+  return () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0
+    return seed / 2 ** 32
+  }
+}
+
+/** A fetch that answers 503 with `Retry-After: retryAfter` to the first try, then an empty page; `at` holds the clock's time of each try. */
+function refusedOnce (clock: RetryClock, retryAfter: string): typeof fetch & { at: number[] } {
+  const at: number[] = []
+  const answer = async (): Promise<Response> => {
+    at.push(clock.now())
+    return at.length === 1
+      ? new Response(UNAVAILABLE, { status: 503, headers: { 'content-type': 'application/json', 'retry-after': retryAfter } })
+      : new Response('[]', { status: 200, headers: { 'content-type': 'application/json' } })
+  }
+  return Object.assign(answer, { at })
+}
 
 describe('the typed client: an answer that is not the API\'s', () => {
   for (const [what, canned, call] of [
@@ -116,7 +143,7 @@ describe('the typed client: retries within retryBudgetMs', () => {
   it('retries a 503 past 4 tries by default, the same Idempotency-Key each time, until it succeeds', async () => {
     let tries = 0
     const fake = await startFakeApi(() => ++tries <= 6
-      ? { status: 503, headers: { 'retry-after': '0' }, body: '{"code":"unavailable","message":"the database is unavailable; retry later","status":503}' }
+      ? { status: 503, headers: { 'retry-after': '0' }, body: UNAVAILABLE }
       : { status: 201, body: REX })
     try {
       const pet = await clientOf(fake.api).createPet({ name: 'Rex', categoryId: 3 })
@@ -128,17 +155,44 @@ describe('the typed client: retries within retryBudgetMs', () => {
     }
   })
 
-  it('gives up once the next Retry-After would end past the budget', async () => {
-    const fake = await startFakeApi(() => ({ status: 503, headers: { 'retry-after': '1' }, body: '{"code":"unavailable","message":"the database is unavailable; retry later","status":503}' }))
+  it('gives up once the next Retry-After would end past the budget, the random share cut to what is left of it', async () => {
+    const fake = await startFakeApi(() => ({ status: 503, headers: { 'retry-after': '1' }, body: UNAVAILABLE }))
+    const clock = virtualClock()
     try {
-      const started = performance.now()
-      const error = await caught(clientOf(fake.api, { retryBudgetMs: 2_500 }).listPets())
+      const error = await caught(clientOf(fake.api, { retryBudgetMs: 2_500, clock, random: () => 0.5 }).listPets())
       assert.equal(error.code, 'unavailable')
-      assert.equal(fake.requests.length, 3, 'tries at 0, 1 and 2 s; a fourth at 3 s would end past 2.5 s')
-      assert.ok(performance.now() - started < 2_500)
+      assert.equal(fake.requests.length, 3, 'tries at 0, 1.25 and 2.375 s; a fourth, 1 s later, would be past 2.5 s')
+      assert.deepEqual(clock.waits, [1_000 + 0.5 * 500, 1_000 + 0.5 * 250], 'the second share is half of the 250 ms left, not of 500')
+      assert.ok(clock.now() < 2_500)
     } finally {
       await fake.close()
     }
+  })
+
+  it('waits Retry-After plus a random share: a thousand clients refused together come back spread over half a second', async () => {
+    const random = seededRandom(40)
+    const retries: number[] = []
+    for (let i = 0; i < 1_000; i++) {
+      const clock = virtualClock()
+      const fetch = refusedOnce(clock, '1')
+      await clientOf('http://petstore.invalid/v1', { fetch, clock, random }).listPets()
+      retries.push(fetch.at[1]!)
+    }
+    assert.ok(Math.min(...retries) >= 1_000, 'none comes back before Retry-After')
+    assert.ok(Math.max(...retries) <= 1_500, 'none waits more than half of it again')
+    // In slots of 10 ms, an exact wait puts all thousand in one; spread evenly, each holds about 20.
+    const slots = Array.from({ length: 50 }, () => 0)
+    for (const at of retries) slots[Math.min(49, Math.floor((at - 1_000) / 10))]!++
+    assert.ok(Math.max(...slots) <= 40 && Math.min(...slots) >= 5, `clients per 10 ms: ${slots.join(' ')}`)
+  })
+
+  it('adds no share past maxRetryDelayMs, and one of retryDelayMs to a Retry-After of 0', async () => {
+    const capped = virtualClock()
+    await clientOf('http://petstore.invalid/v1', { fetch: refusedOnce(capped, '1'), clock: capped, random: () => 0.99, maxRetryDelayMs: 1_000 }).listPets()
+    assert.deepEqual(capped.waits, [1_000])
+    const now = virtualClock()
+    await clientOf('http://petstore.invalid/v1', { fetch: refusedOnce(now, '0'), clock: now, random: () => 0.5, retryDelayMs: 200 }).listPets()
+    assert.deepEqual(now.waits, [50], 'half of a share of up to 100 ms')
   })
 })
 
@@ -200,7 +254,7 @@ for (const backend of backends()) {
       try {
         const c = clientOf(fresh.api)
         for (let i = 0; i < 5; i++) await c.createPet({ name: `pet ${i}`, categoryId: 1, status: i % 2 === 0 ? 'sold' : 'pending' })
-        assert.ok((await get(fresh, '/pets?limit=2')).headers.get('link')?.startsWith(`<${elsewhere.api}/pets?`), 'the server links to its public address')
+        assert.ok((await fetch(`${fresh.api}/pets?limit=2`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).headers.get('link')?.startsWith(`<${elsewhere.api}/pets?`), 'the server links to its public address')
         const ids: number[] = []
         for await (const pet of c.pets({ limit: 2 })) ids.push(pet.id as number)
         assert.deepEqual(ids, [1, 2, 3, 4, 5])
@@ -301,8 +355,7 @@ for (const backend of backends()) {
     })
 
     it('reports a server that is not there as network_error after its bounded tries', async () => {
-      const proxy = await startResettingProxy(server.origin, 0)
-      const api = proxy.api
+      const { proxy, api } = await startTcpProxy(server.origin)
       await proxy.close()
       const error = await caught(clientOf(api, { maxAttempts: 2 }).listPets())
       assert.equal(error.code, 'network_error')
@@ -433,10 +486,11 @@ for (const backend of backends()) {
 
     it('creates exactly one animal when the connection breaks after the server took the create', async () => {
       const fresh = await startTestServer({ backend: backend.name })
-      const proxy = await startResettingProxy(fresh.origin, 1)
+      const { proxy, api } = await startTcpProxy(fresh.origin, { keepSent: true })
+      proxy.resetAnswers(1)
       try {
-        const created = await clientOf(proxy.api).createPet({ name: 'Once', categoryId: ABOVE_2_53 })
-        const keys = proxy.idempotencyKeys()
+        const created = await clientOf(api).createPet({ name: 'Once', categoryId: ABOVE_2_53 })
+        const keys = [...proxy.sent().matchAll(/\r\nidempotency-key: *([^\r]*)\r\n/gi)].map((match) => match[1])
         assert.equal(keys.length, 2, 'the create was sent twice')
         assert.equal(keys[0], keys[1], 'with the same Idempotency-Key')
         const all = (await clientOf(fresh.api).listPets({ limit: 100 })).pets

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../support/helper.js'
-import { TcpProxy } from '../support/tcp-proxy.js'
+import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { TcpProxy } from '../../support/tcp-proxy.js'
 
-// Every wait on the database gives up after this, as in test/store/postgres-outage.test.ts.
+// Every wait on the database gives up after this, as in test/store/postgres/outage.test.ts.
 const TIMEOUT_MS = 800
 
 const skip = process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, errorBody, post, startTestServer, type TestServer, skippedFile } from '../support/helper.js'
-import { fillDisk, mountSmallDisk } from '../support/small-disk.js'
+import { AUTH, errorBody, post, startTestServer, type TestServer, skippedFile } from '../../support/helper.js'
+import { fillDisk, mountSmallDisk } from '../../support/small-disk.js'
 
 const disk = mountSmallDisk('2m')
 if ('refused' in disk) skippedFile(`SQLite full-disk test skipped: cannot mount a tmpfs (${disk.refused})`)

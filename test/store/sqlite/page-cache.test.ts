@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import type { Pet } from '../../src/schemas/pets.js'
-import { openStore } from '../../src/store/open-store.js'
-import type { Store } from '../../src/store/store.js'
+import type { Pet } from '../../../src/schemas/pets.js'
+import { openStore } from '../../../src/store/open-store.js'
+import type { Store } from '../../../src/store/store.js'
 
 const names = (page: readonly Pet[]): string[] => page.map((pet) => pet.name)
 

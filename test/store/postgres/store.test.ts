@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import pg from 'pg'
-import { StoreUnavailable } from '../../src/store/store-errors.js'
-import { openStore } from '../../src/store/open-store.js'
-import { issueFirstApiKey } from '../../src/domain/first-api-key.js'
-import { backends, createTestDatabase, openTestStore, useTestStore } from '../support/helper.js'
+import { StoreUnavailable } from '../../../src/store/store-errors.js'
+import { openStore } from '../../../src/store/open-store.js'
+import { issueFirstApiKey } from '../../../src/domain/first-api-key.js'
+import { backends, createTestDatabase, openTestStore, useTestStore } from '../../support/helper.js'
 
 const newPet = { name: 'rex', categoryId: 1, status: 'available' as const }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
-import { configureConnection } from '../../src/store/sqlite/connection.js'
-import type { Store } from '../../src/store/store.js'
+import { createTestDatabase, openTestStore, type TestDatabase } from '../../support/helper.js'
+import { configureConnection } from '../../../src/store/sqlite/connection.js'
+import type { Store } from '../../../src/store/store.js'
 
 describe('SQLite store', () => {
   let database: TestDatabase

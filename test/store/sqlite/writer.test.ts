@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import { openStore } from '../../src/store/open-store.js'
+import { openStore } from '../../../src/store/open-store.js'
 
 /** The threads of this process, as Linux lists them. */
 const threads = (): number => readdirSync('/proc/self/task').length

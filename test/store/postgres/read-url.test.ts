@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
-import { createTestDatabase, get, openTestStore, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../support/helper.js'
-import { TcpProxy } from '../support/tcp-proxy.js'
+import { createTestDatabase, get, openTestStore, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { TcpProxy } from '../../support/tcp-proxy.js'
 
 // The real standby's behaviours are proved on the HA cluster (test/ha/cluster.test.ts); here
 // the "standby" is the primary's own database through a proxy a test cuts, or another database

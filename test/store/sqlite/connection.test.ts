@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import Database from 'better-sqlite3'
-import { retryWhileBusy } from '../../src/store/sqlite/connection.js'
+import { retryWhileBusy } from '../../../src/store/sqlite/connection.js'
 
 /** A run that fails with `codes` in turn, then answers 'done'. */
 function failingWith (...codes: string[]): { run: () => string, tries: () => number } {

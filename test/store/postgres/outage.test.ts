@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, createTestDatabase, errorBody, get, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../support/helper.js'
-import { TcpProxy, type CutMode } from '../support/tcp-proxy.js'
+import { AUTH, backends, createTestDatabase, errorBody, get, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { TcpProxy, type CutMode } from '../../support/tcp-proxy.js'
 
 // Every wait on the database gives up after this; an answer must come within a few of them.
 const TIMEOUT_MS = 800

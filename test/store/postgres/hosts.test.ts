@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import pg from 'pg'
-import { createTestDatabase, skippedFile, type TestDatabase } from '../support/helper.js'
-import { TcpProxy } from '../support/tcp-proxy.js'
-import { MalformedAddress, parseAddress } from '../../src/store/postgres/address.js'
-import { openStore } from '../../src/store/open-store.js'
-import { StoreUnavailable } from '../../src/store/store-errors.js'
-import type { Store } from '../../src/store/store.js'
+import { createTestDatabase, skippedFile, type TestDatabase } from '../../support/helper.js'
+import { TcpProxy } from '../../support/tcp-proxy.js'
+import { MalformedAddress, parseAddress } from '../../../src/store/postgres/address.js'
+import { openStore } from '../../../src/store/open-store.js'
+import { StoreUnavailable } from '../../../src/store/store-errors.js'
+import type { Store } from '../../../src/store/store.js'
 
 // A port of this test's own range that nothing listens on: a host that refuses.
 const DEAD = '127.0.0.1:18701'
