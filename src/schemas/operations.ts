@@ -62,7 +62,7 @@ const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
 const COMMON_ERRORS = {
   unauthorized: { when: 'API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which.', example: MESSAGES.unknownKey },
   rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: MESSAGES.rateLimited(6000, 60) },
-  unavailable: { when: 'The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: MESSAGES.storeUnavailable },
+  unavailable: { when: 'The database is unavailable, the service is at capacity (requests behind a key are refused at once while they would wait too long), or it is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: MESSAGES.storeUnavailable },
   uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: MESSAGES.uriTooLong },
   headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: MESSAGES.headersTooLarge },
   internal_error: { when: 'A bug (`internal_error`), logged with the request id; report the `X-Request-Id`.', example: MESSAGES.internalError }

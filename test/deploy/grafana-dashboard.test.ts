@@ -30,7 +30,7 @@ describe('deploy/grafana/petstore.json', () => {
     }
   })
 
-  it('shows per operation the rate, errors and p50/p99; saturation; authentication; keys; the last backup', () => {
+  it('shows per operation the rate, errors and p50/p99; saturation and refusals; authentication; keys; the last backup', () => {
     const shown = (pattern: RegExp, what: string): void => assert.ok(queries.some((query) => pattern.test(query)), what)
     shown(/^sum by \(operation\) \(rate\(petstore_http_requests_total\{operation=~"listPets\|createPet\|getPet"\}/, 'rate per operation')
     shown(/sum by \(operation\) \(rate\(petstore_http_requests_total\{[^}]*status=~"5\.\."/, 'errors per operation')
@@ -39,6 +39,7 @@ describe('deploy/grafana/petstore.json', () => {
     shown(/petstore_nodejs_eventloop_lag_p99_seconds/, 'event loop lag')
     shown(/petstore_process_resident_memory_bytes/, 'memory')
     shown(/petstore_store_pool_waiting_clients/, 'the pool')
+    shown(/sum by \(reason\) \(rate\(petstore_http_refusals_total/, 'refusals for load, by reason')
     shown(/status="401"/, '401s')
     shown(/petstore_auth_throttled_total/, 'throttled forged keys')
     shown(/status="429"/, '429s')

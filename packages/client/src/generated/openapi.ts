@@ -334,7 +334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds. */
+            /** @description The database is unavailable, the service is at capacity (requests behind a key are refused at once while they would wait too long), or it is shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -603,7 +603,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds. Also when no id is left for a new animal (an import took 9223372036854775807), then with `Retry-After: 3600`: retrying soon does not help. */
+            /** @description The database is unavailable, the service is at capacity (requests behind a key are refused at once while they would wait too long), or it is shutting down (`unavailable`); retry after `Retry-After` seconds. Also when no id is left for a new animal (an import took 9223372036854775807), then with `Retry-After: 3600`: retrying soon does not help. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -892,7 +892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unavailable or the service is shutting down (`unavailable`); retry after `Retry-After` seconds. */
+            /** @description The database is unavailable, the service is at capacity (requests behind a key are refused at once while they would wait too long), or it is shutting down (`unavailable`); retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     /** @description RFC 9745: when the operation was deprecated, as `@<unix seconds>`. */
