@@ -9,6 +9,7 @@ import Database from 'better-sqlite3'
 import Fastify, { type FastifyBaseLogger } from 'fastify'
 import pino from 'pino'
 import { accessLog } from '../../src/http/plugins/access-log.js'
+import { startRequestState } from '../../src/http/request-state.js'
 import { TEST_KEY, get, post, startTestServer, type TestServer } from '../support/helper.js'
 import { openRaw } from '../support/raw-http.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
@@ -131,6 +132,9 @@ describe('the access log of a slow request', () => {
     const sink = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); done() } })
     const app = Fastify({ loggerInstance: pino(sink) as FastifyBaseLogger, disableRequestLogging: true })
     await app.register(accessLog)
+    // The request state the access log reads (whether a request was refused for load), as the pipeline starts it.
+    app.decorateRequest('state')
+    app.addHook('onRequest', startRequestState)
     app.get('/slow', async () => { await sleep(30); return 'done' })
     const origin = await app.listen({ port: 0, host: '127.0.0.1' })
     try {

@@ -68,6 +68,12 @@ describe('admission: the order of the stages', () => {
   it('stores nothing it refused: the Idempotency-Key of a refused create was never taken', async () => {
     assert.equal((await server.store.listPets({ limit: 10 })).length, 0)
   })
+
+  it('logs no line for a refusal at the info level, not even a warning; other requests keep theirs', async () => {
+    const lines = server.logs()
+    assert.deepEqual(lines.filter((line) => line.status === 503 || (line.level as number) >= 40), [])
+    assert.ok(lines.some((line) => line.msg === 'request' && line.status === 401))
+  })
 })
 
 /** A keep-alive connection served once already, as a client holds it: each get() sends a list and resolves with the status. */

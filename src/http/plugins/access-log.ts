@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 /**
- * One log line per request, through `request.log`, which carries its `requestId`. The route
+ * One log line per request (at `debug` for a refusal for load), through `request.log`, which carries its `requestId`. The route
  * pattern stands in for the URL, so nothing a client put in the path or the query (a misplaced
  * key) reaches the log.
  */
@@ -53,5 +53,7 @@ function logRequest (request: FastifyRequest, reply: FastifyReply, status: numbe
     micros: Math.round(reply.elapsedTime * 1000)
   }
   const traceIds = request.traceIds
-  request.log.info(traceIds === undefined ? line : { ...line, ...traceIds }, 'request')
+  // A refusal for load is counted by reason; its line would add to the load it refuses (docs/decisions.md).
+  const level = request.state.refused === undefined ? 'info' : 'debug'
+  request.log[level](traceIds === undefined ? line : { ...line, ...traceIds }, 'request')
 }
