@@ -45,15 +45,15 @@ export function noteAnsweredOnSocket (socket: Socket, status: number): void {
 }
 
 function logRequest (request: FastifyRequest, reply: FastifyReply, status: number): void {
+  // A refusal for load is counted by reason; its line would add to the load it refuses (docs/decisions.md).
+  const level = request.state.refused === undefined ? 'info' : 'debug'
   const line = {
     method: request.method,
-    route: request.routeOptions.url ?? '(no route)',
+    route: request.state.route.url ?? '(no route)',
     status,
     // Whole microseconds: a fraction on every line cost about 10 MiB of peak memory under load (docs/decisions.md).
     micros: Math.round(reply.elapsedTime * 1000)
   }
   const traceIds = request.traceIds
-  // A refusal for load is counted by reason; its line would add to the load it refuses (docs/decisions.md).
-  const level = request.state.refused === undefined ? 'info' : 'debug'
   request.log[level](traceIds === undefined ? line : { ...line, ...traceIds }, 'request')
 }
