@@ -23,12 +23,7 @@ const DATABASE = 'petstore'
 const SCOPE = 'petstore-ha'
 /** The first of the cluster's ports: etcd +0/+1, PostgreSQL +10/+11, Patroni's REST +20/+21, HAProxy +30 (primary), +31 (standby). */
 const BASE_PORT_DEFAULT = 18600
-/**
- * The longest a failover of this cluster leaves no primary: Patroni's ttl (10 s, below), HAProxy's
- * 1.5 s to mark the old primary down, and a busy machine's delays. The HA leg asserts its
- * measured gaps stay below it; a readiness probe must outlast it (deploy/kubernetes, whose rule
- * test reads it here), or a failover takes every pod out of the Service at once.
- */
+/** The longest a failover leaves no primary (ttl 10 s, HAProxy's 1.5 s, a busy machine): the HA leg stays below it, a readiness probe outlasts it. */
 export const FAILOVER_BOUND_MS = 20_000
 
 export interface HaNode {
