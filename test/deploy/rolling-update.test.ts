@@ -101,14 +101,14 @@ describe('deploy/kubernetes/overlays/postgres: a rolling update under load', { s
   }
 
   async function addEndpoint ({ name, server }: Instance): Promise<void> {
-    await haproxy.command(`add server api/${name} ${new URL(server.origin).host}`)
-    await haproxy.command(`enable server api/${name}`)
+    assert.match(await haproxy.command(`add server api/${name} ${new URL(server.origin).host}`), /New server registered/)
+    assert.equal((await haproxy.command(`enable server api/${name}`)).trim(), '')
   }
 
   /** SIGTERM now, its endpoint gone ENDPOINT_PROPAGATION_S later, SIGKILL past the grace period. */
   async function terminate ({ name, server }: Instance): Promise<Ending> {
     server.child.kill('SIGTERM')
-    const leaving = sleep(ENDPOINT_PROPAGATION_S * 1000).then(async () => await haproxy.command(`disable server api/${name}`))
+    const leaving = sleep(ENDPOINT_PROPAGATION_S * 1000).then(async () => assert.equal((await haproxy.command(`disable server api/${name}`)).trim(), ''))
     const ending = await Promise.race([server.exited, sleep(graceMs, 'killed', { ref: false })])
     if (ending === 'killed') server.child.kill('SIGKILL')
     await leaving
@@ -135,6 +135,9 @@ describe('deploy/kubernetes/overlays/postgres: a rolling update under load', { s
       }
       await Promise.all(joinings)
       ended = await Promise.all(endings)
+      // The balancer's view: the old instances gone, the new ones in.
+      const status = await haproxy.status()
+      assert.deepEqual(instances.map(({ name }) => status.get(`api/${name}`) === 'MAINT'), instances.map(({ name }) => name.startsWith('old')))
       await sleep(STEADY_MS)
     } finally {
       await load.stop()

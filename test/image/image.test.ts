@@ -224,8 +224,9 @@ describe('the container image', { skip }, () => {
   })
 
   describe('deploy/kubernetes played by `podman kube play`', { skip: kubectlSkip }, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'petstore-kube-'))
-    after(() => { rmSync(dir, { recursive: true, force: true }) })
+    let dir: string
+    before(() => { dir = mkdtempSync(join(tmpdir(), 'petstore-kube-')) })
+    after(() => { if (dir !== undefined) rmSync(dir, { recursive: true, force: true }) })
 
     /**
      * The overlay rendered from a temporary overlay of the run: the leg's image through kustomize's
