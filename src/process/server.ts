@@ -22,7 +22,8 @@ import { openStore } from '../store/open-store.js'
 import { superviseWorkers, tellThePrimaryStartFailed } from './workers.js'
 import type { Store } from '../store/store.js'
 
-const SHUTDOWN_TIMEOUT_MS = 30_000
+/** How long a drain may take after SHUTDOWN_DELAY before the process exits 1: a grace period must cover both. */
+export const SHUTDOWN_TIMEOUT_MS = 30_000
 
 /** On a first start with no key anywhere, issues one and prints it once to stderr. */
 async function ensureAnApiKey (store: Store, config: Config): Promise<void> {

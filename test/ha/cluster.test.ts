@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
-import { startFailoverLoad, type Answer, type FailoverLoad } from '../support/failover-load.js'
-import { haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
+import { startFailoverLoad, storedIds, type Answer, type FailoverLoad } from '../support/failover-load.js'
+import { FAILOVER_BOUND_MS, haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
 
 /** Creates must succeed again within this long of a promotion (issue 32). */
 const RECOVERY_LIMIT_MS = 10_000
@@ -240,6 +240,9 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
           assert.ok(promotion.recoveredInMs <= RECOVERY_LIMIT_MS, `creates succeeded again ${promotion.recoveredInMs} ms after ${promotion.node} was promoted`)
         }
         assert.equal(report.promotions.length, 2, 'a promotion for the switchover and one for the killed leader')
+        for (const gap of report.gaps) {
+          assert.ok(gap.to - gap.from < FAILOVER_BOUND_MS, `no primary for ${gap.to - gap.from} ms: above FAILOVER_BOUND_MS, which readiness probes outlast`)
+        }
         const tail = load.answers.filter((answer) => answer.endedAt > endedAt - CALM_TAIL_MS && answer.kind !== 'readyz')
         assert.ok(tail.length > 0)
         assert.deepEqual(tail.filter((answer) => answer.status >= 300).map(describeFault), [], `the last ${CALM_TAIL_MS / 1000} s all successes`)
@@ -273,19 +276,6 @@ async function until (done: () => boolean, timeoutMs: number): Promise<void> {
 
 function describeFault (answer: Answer): string {
   return `${answer.kind} on instance ${answer.instance + 1} at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`
-}
-
-/** The ids stored under each name (one each, if every create was stored once). */
-async function storedIds (url: string, names: string[]): Promise<Map<string, string[]>> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ name: string, ids: string[] }>(
-      'SELECT name, array_agg(id::text ORDER BY id) AS ids FROM pets WHERE name = ANY($1) GROUP BY name', [names])
-    return new Map(rows.map((row) => [row.name, row.ids]))
-  } finally {
-    await client.end()
-  }
 }
 
 /** Why the instances answered 503 (their log's store errors), before and after each promotion. */

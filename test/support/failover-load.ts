@@ -1,17 +1,19 @@
 /**
- * Load on instances of the service while its database fails over: writers that create with an
- * Idempotency-Key of their own and retry it on 503, readers, the client package with its
- * defaults, /readyz probes, and a watch on which node Patroni says is the primary. Everything
- * is recorded with its time, for a test to judge.
+ * Load on instances of the service while something fails under them (a database failover, a
+ * rolling update): writers that create with an Idempotency-Key of their own and retry it on 503
+ * (or, asked, never retry), readers, the client package with its defaults, /readyz probes, and
+ * during a failover a watch on which node Patroni says is the primary. Everything is recorded
+ * with its time, for a test to judge.
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
+import pg from 'pg'
 import { TEST_KEY } from './constants.js'
 import type { HaCluster } from './ha-cluster.js'
 
 const AUTH = { authorization: `Bearer ${TEST_KEY}` }
-/** A writer waits this long before retrying a 503: short, to see the end of an outage closely. */
+/** A writer waits this long after a failed create before trying again: short, to see the end of an outage closely. */
 const WRITER_RETRY_MS = 250
 
 /** One answer of the service: when it was asked and answered, and what it was. */
@@ -39,14 +41,28 @@ export interface PrimaryChange {
   node: string | undefined
 }
 
-export interface FailoverLoad {
+export interface Load {
   answers: Answer[]
   acknowledged: Acknowledged[]
-  primaryChanges: PrimaryChange[]
   /** The client package's calls: each one's time, and its error if it threw. */
   clientCalls: Array<{ startedAt: number, endedAt: number, error?: string }>
-  /** Stops asking; resolves once every writer's create in hand is acknowledged (each retried until then). */
+  /** Stops asking; resolves once every writer's create in hand is answered (and, with retries, acknowledged). */
   stop: () => Promise<void>
+}
+
+export interface FailoverLoad extends Load {
+  primaryChanges: PrimaryChange[]
+}
+
+export interface LoadOptions {
+  /** Writers on each origin: 3 unless given. */
+  writersPerInstance?: number
+  /** False: a writer whose create failed moves on to a new key, as a client without retries (true unless given). */
+  retryCreates?: boolean
+  /** False: no /readyz probes, for an origin that is a balancer (true unless given). */
+  probes?: boolean
+  /** False: no client package writer (true unless given). */
+  client?: boolean
 }
 
 async function answerOf (kind: Answer['kind'], instance: number, request: () => Promise<Response>): Promise<Answer & { response?: Response, body?: string }> {
@@ -69,14 +85,13 @@ async function answerOf (kind: Answer['kind'], instance: number, request: () => 
 }
 
 /**
- * Starts the load on `origins` (http://127.0.0.1:PORT of each instance) and returns at once.
- * @example const load = startFailoverLoad(cluster, [one.origin, two.origin]); await cluster.switchover(); await load.stop()
+ * Starts the load on `origins` (http://127.0.0.1:PORT of each instance, or of a balancer) and returns at once.
+ * @example const load = startLoad([balancer], { retryCreates: false, probes: false, client: false }); …; await load.stop()
  */
-export function startFailoverLoad (cluster: HaCluster, origins: string[], options: { writersPerInstance?: number } = {}): FailoverLoad {
+export function startLoad (origins: string[], options: LoadOptions = {}): Load {
   const answers: Answer[] = []
   const acknowledged: Acknowledged[] = []
-  const primaryChanges: PrimaryChange[] = []
-  const clientCalls: FailoverLoad['clientCalls'] = []
+  const clientCalls: Load['clientCalls'] = []
   const stopping = new AbortController()
   const loops: Array<Promise<void>> = []
 
@@ -84,7 +99,7 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
     while (!stopping.signal.aborted) {
       const key = randomUUID()
       const name = `ha-${key}`
-      // The same key until the create is acknowledged, however long the outage.
+      // The same key until the create is acknowledged, however long the outage (unless retries are off).
       for (;;) {
         const answer = await answerOf('create', instance, async () => await fetch(`${origins[instance]}/v1/pets`, {
           method: 'POST',
@@ -97,6 +112,7 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
           break
         }
         await sleep(WRITER_RETRY_MS)
+        if (options.retryCreates === false) break
       }
     }
   }
@@ -136,6 +152,34 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
     }
   }
 
+  const perInstance = options.writersPerInstance ?? 3
+  origins.forEach((_origin, instance) => {
+    for (let n = 0; n < perInstance; n++) loops.push(writer(instance))
+    loops.push(reader(instance))
+    if (options.probes !== false) loops.push(probe(instance))
+  })
+  if (options.client !== false) loops.push(clientWriter())
+
+  return {
+    answers,
+    acknowledged,
+    clientCalls,
+    async stop () {
+      stopping.abort()
+      await Promise.all(loops)
+    }
+  }
+}
+
+/**
+ * The load of startLoad on `origins` while `cluster` fails over, with a watch on its primary.
+ * @example const load = startFailoverLoad(cluster, [one.origin, two.origin]); await cluster.switchover(); await load.stop()
+ */
+export function startFailoverLoad (cluster: HaCluster, origins: string[], options: LoadOptions = {}): FailoverLoad {
+  const load = startLoad(origins, options)
+  const primaryChanges: PrimaryChange[] = []
+  const stopping = new AbortController()
+
   const watchPrimary = async (): Promise<void> => {
     // A node whose REST API is slow to answer (a busy machine) keeps the role it was last seen in.
     const isPrimary = new Map<string, boolean>()
@@ -157,21 +201,31 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
     }
   }
 
-  const perInstance = options.writersPerInstance ?? 3
-  origins.forEach((_origin, instance) => {
-    for (let n = 0; n < perInstance; n++) loops.push(writer(instance))
-    loops.push(reader(instance), probe(instance))
-  })
-  loops.push(clientWriter(), watchPrimary())
+  const watching = watchPrimary()
 
   return {
-    answers,
-    acknowledged,
+    ...load,
     primaryChanges,
-    clientCalls,
     async stop () {
       stopping.abort()
-      await Promise.all(loops)
+      await load.stop()
+      await watching
     }
+  }
+}
+
+/**
+ * The ids stored under each name in the database at `url` (one each, if every create was stored once).
+ * @example const stored = await storedIds(url, load.acknowledged.map((ack) => ack.name))
+ */
+export async function storedIds (url: string, names: string[]): Promise<Map<string, string[]>> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ name: string, ids: string[] }>(
+      'SELECT name, array_agg(id::text ORDER BY id) AS ids FROM pets WHERE name = ANY($1) GROUP BY name', [names])
+    return new Map(rows.map((row) => [row.name, row.ids]))
+  } finally {
+    await client.end()
   }
 }

@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { stringify } from 'yaml'
+import { startHaproxy, type Haproxy } from './haproxy.js'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 const TOOLS = ['/usr/bin/patroni', '/usr/bin/patronictl', '/usr/bin/etcd', '/usr/sbin/haproxy', `${PG_BIN}/postgres`]
@@ -20,8 +21,10 @@ const TOOLS = ['/usr/bin/patroni', '/usr/bin/patronictl', '/usr/bin/etcd', '/usr
 const PASSWORD = 'petstore-ha'
 const DATABASE = 'petstore'
 const SCOPE = 'petstore-ha'
-/** The first of the cluster's ports: etcd +0/+1, PostgreSQL +10/+11, Patroni's REST +20/+21, HAProxy +30 (primary), +31 (standby), +32 (stats). */
+/** The first of the cluster's ports: etcd +0/+1, PostgreSQL +10/+11, Patroni's REST +20/+21, HAProxy +30 (primary), +31 (standby). */
 const BASE_PORT_DEFAULT = 18600
+/** The longest a failover leaves no primary (ttl 10 s, HAProxy's 1.5 s, a busy machine): the HA leg stays below it, a readiness probe outlasts it. */
+export const FAILOVER_BOUND_MS = 20_000
 
 export interface HaNode {
   name: string
@@ -152,6 +155,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
   const gid = Number((await promisify(execFile)('id', ['-g', 'postgres'])).stdout)
   const dir = mkdtempSync(join(tmpdir(), 'petstore-ha-'))
   chownSync(dir, uid, gid)
+  let haproxy: Haproxy | undefined
   const nodes: HaNode[] = [1, 2].map((n) => ({ name: `node${n}`, pgPort: base + 9 + n, restPort: base + 19 + n }))
   const etcdUrl = `http://127.0.0.1:${base}`
   const daemons = new Map<string, Daemon>()
@@ -241,31 +245,25 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
       }
     }))
   }
-  const haproxyConfig = writeOwned(join(dir, 'haproxy.cfg'), [
-    'global',
-    '  maxconn 2000',
-    'defaults',
-    '  mode tcp',
-    '  timeout connect 2s',
-    '  timeout client 30m',
-    '  timeout server 30m',
-    '  timeout check 1s',
-    // Checks every 500 ms; a node marked down has its sessions cut, so no client keeps talking to an old primary.
-    '  default-server inter 500 fall 3 rise 2 on-marked-down shutdown-sessions',
-    'listen stats',
-    '  mode http',
-    `  bind 127.0.0.1:${base + 32}`,
-    '  stats enable',
-    '  stats uri /',
-    ...(['primary', 'sync'] as const).flatMap((check, i) => [
+  const haproxySections = [
+    [
+      'defaults',
+      '  mode tcp',
+      '  timeout connect 2s',
+      '  timeout client 30m',
+      '  timeout server 30m',
+      '  timeout check 1s',
+      // Checks every 500 ms; a node marked down has its sessions cut, so no client keeps talking to an old primary.
+      '  default-server inter 500 fall 3 rise 2 on-marked-down shutdown-sessions'
+    ],
+    ...(['primary', 'sync'] as const).map((check, i) => [
       `listen ${check === 'primary' ? 'primary' : 'standby'}`,
       `  bind 127.0.0.1:${base + 30 + i}`,
       `  option httpchk GET /${check}`,
       '  http-check expect status 200',
       ...nodes.map((node) => `  server ${node.name} 127.0.0.1:${node.pgPort} check port ${node.restPort}`)
-    ]),
-    ''
-  ].join('\n'))
+    ])
+  ]
 
   const url = (port: number, database = DATABASE, user = 'postgres'): string =>
     `postgres://${user}:${PASSWORD}@127.0.0.1:${port}/${database}`
@@ -282,19 +280,12 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
     start(n.name, '/usr/bin/patroni', [patroniConfig(n)])
   }
 
-  /** HAProxy's view: `listener/node` -> UP, DOWN… (its stats page as CSV). */
-  async function haproxyStatus (): Promise<Map<string, string>> {
-    const response = await restGet(base + 32, '/;csv')
-    const lines = response?.status === 200 ? (await response.text()).split('\n') : []
-    return new Map(lines.map((line) => line.split(',')).map((fields) => [`${fields[0]}/${fields[1]}`, fields[17] ?? '']))
-  }
-
   /** One node the primary, the other its synchronous standby, as Patroni and HAProxy both see them. */
   async function settled (): Promise<boolean> {
     for (const n of nodes) {
       const standby = other(n.name)
       if (!await answers(n, '/primary') || !await answers(standby, '/sync')) continue
-      const status = await haproxyStatus()
+      const status = await haproxy?.status() ?? new Map<string, string>()
       return status.get(`primary/${n.name}`) === 'UP' && status.get(`primary/${standby.name}`) === 'DOWN' &&
         status.get(`standby/${standby.name}`) === 'UP' && status.get(`standby/${n.name}`) === 'DOWN'
     }
@@ -343,7 +334,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
       for (const pid of postgresPids(dataDir(n))) killQuietly(pid)
       dataDirs.delete(dataDir(n))
     }
-    await stopDaemon('haproxy', 'SIGTERM', 5_000)
+    await haproxy?.stop()
     await stopDaemon('etcd', 'SIGTERM', 5_000)
     rmSync(dir, { recursive: true, force: true })
   }
@@ -359,7 +350,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
     startPatroni(nodes[0]!)
     await until('a first primary', 90_000, async () => await answers(nodes[0]!, '/primary'), logs)
     startPatroni(nodes[1]!)
-    start('haproxy', '/usr/sbin/haproxy', ['-db', '-f', haproxyConfig])
+    haproxy = await startHaproxy({ dir, sections: haproxySections, user: 'postgres' })
     await until('a synchronous standby', 120_000, settled, logs)
     await runSql(url(nodes[0]!.pgPort, 'postgres'), `CREATE DATABASE ${DATABASE}`)
     // A synchronous commit is flushed on the standby, not yet replayed there.

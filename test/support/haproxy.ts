@@ -1,0 +1,103 @@
+/**
+ * HAProxy (Debian's package) for a test, in a folder the test owns: the test's sections under a
+ * global one with an admin socket, through which the test reads HAProxy's view of its servers and
+ * changes it (`disable server api/one`) as an orchestrator would. Its output goes to `haproxy.log`
+ * there; it is stopped by the test, or killed if the test file ends first.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { accessSync, closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { createConnection } from 'node:net'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+const HAPROXY = '/usr/sbin/haproxy'
+
+export interface Haproxy {
+  /** HAProxy's view of each server, `proxy/server` -> UP, DOWN, MAINT… (`show stat`). */
+  status: () => Promise<Map<string, string>>
+  /** One command of HAProxy's runtime API, e.g. `disable server api/one`; resolves with its answer. */
+  command: (line: string) => Promise<string>
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop: () => Promise<void>
+}
+
+const running = new Set<ChildProcess>()
+process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
+
+/** Why HAProxy cannot run here, or false when it can. */
+export function haproxyMissing (): string | false {
+  try {
+    accessSync(HAPROXY, constants.X_OK)
+    return false
+  } catch {
+    return `${HAPROXY} is missing (apt-get install haproxy)`
+  }
+}
+
+/**
+ * Starts HAProxy on `sections` (each a block of configuration lines: `defaults`, `listen`…) and
+ * resolves once its admin socket answers. `user` runs it as that user (setpriv), so that a
+ * folder of daemons has one owner.
+ * @example const haproxy = await startHaproxy({ dir, sections: [['defaults', '  mode tcp'], ['listen api', '  bind 127.0.0.1:8000', '  server one 127.0.0.1:8001']] })
+ */
+export async function startHaproxy (options: { dir: string, sections: string[][], user?: string }): Promise<Haproxy> {
+  const { dir, sections, user } = options
+  const socket = join(dir, 'haproxy.sock')
+  const config = join(dir, 'haproxy.cfg')
+  writeFileSync(config, [
+    'global',
+    '  maxconn 2000',
+    `  stats socket ${socket} mode 600 level admin`,
+    ...sections.flat(),
+    ''
+  ].join('\n'), { mode: 0o644 })
+  const log = openSync(join(dir, 'haproxy.log'), 'a')
+  const args = [HAPROXY, '-db', '-f', config]
+  const child = user === undefined
+    ? spawn(args[0]!, args.slice(1), { cwd: dir, stdio: ['ignore', log, log] })
+    : spawn('setpriv', [`--reuid=${user}`, `--regid=${user}`, '--init-groups', ...args], { cwd: dir, stdio: ['ignore', log, log] })
+  closeSync(log)
+  running.add(child)
+  const exited = new Promise<void>((resolve) => child.once('exit', () => {
+    running.delete(child)
+    resolve()
+  }))
+
+  const command = async (line: string): Promise<string> => await new Promise((resolve, reject) => {
+    let answer = ''
+    const connection = createConnection(socket, () => connection.end(`${line}\n`))
+    connection.setEncoding('utf8').on('data', (chunk: string) => { answer += chunk })
+    connection.once('error', reject)
+    connection.once('close', () => resolve(answer))
+  })
+
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill('SIGTERM')
+    await Promise.race([exited, sleep(5_000)])
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+  }
+
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    if ((await command('show info').catch(() => '')).includes('Pid:')) break
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop()
+      throw new Error(`HAProxy did not start:\n${readFileSync(join(dir, 'haproxy.log'), 'utf8')}`)
+    }
+    await sleep(100)
+  }
+
+  return {
+    async status () {
+      // CSV: the proxy's name, the server's, … the 18th field its status.
+      const lines = (await command('show stat')).split('\n').filter((line) => line !== '' && !line.startsWith('#'))
+      return new Map(lines.map((line) => line.split(',')).map((fields) => [`${fields[0]}/${fields[1]}`, fields[17] ?? '']))
+    },
+    command,
+    stop
+  }
+}
