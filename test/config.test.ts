@@ -157,6 +157,20 @@ describe('configuration', () => {
     }
   })
 
+  it('reads MAX_QUEUE_DELAY as milliseconds, off or 0 to 60000, and POOL_WAIT as 1 to 60000 ms', () => {
+    assert.equal(parseConfig({}).maxQueueDelay, 50)
+    assert.equal(parseConfig({}).poolWait, 1000)
+    assert.equal(parseConfig({ MAX_QUEUE_DELAY: 'off' }).maxQueueDelay, undefined)
+    assert.equal(parseConfig({ MAX_QUEUE_DELAY: '0' }).maxQueueDelay, 0)
+    assert.equal(parseConfig({ MAX_QUEUE_DELAY: '250', POOL_WAIT: '60000' }).maxQueueDelay, 250)
+    for (const raw of ['-1', '60001', '1.5', 'OFF', '50ms']) {
+      assert.throws(() => parseConfig({ MAX_QUEUE_DELAY: raw }), new ConfigError('MAX_QUEUE_DELAY: must be off, or an integer from 0 to 60000'), raw)
+    }
+    for (const raw of ['0', '60001', 'off']) {
+      assert.throws(() => parseConfig({ POOL_WAIT: raw }), new ConfigError('POOL_WAIT: must be an integer from 1 to 60000'), raw)
+    }
+  })
+
   it('lists every setting in .env.example with its default', () => {
     const example = readFileSync(join(ROOT, '.env.example'), 'utf8')
     for (const setting of SETTINGS) assert.ok(example.includes(`\n${setting.env}=${setting.default ?? ''}\n`), setting.env)
