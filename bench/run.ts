@@ -13,11 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { buildBaseline, git, removeBaselines } from './baseline.js'
 import { LOAD_TOOL, SCALE_WORKLOADS, WORKLOADS, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
+import { OVERLOAD_USAGE, overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { renderReport, type Measurement, type ScaleFill } from './report.js'
-import { compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
+import { API_KEY, compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const API_KEY = 'bench-key-0123456789abcdef'
 const SERVICE = 'service'
 const SERVICE_PG = 'service, PostgreSQL'
 
@@ -33,6 +33,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --scale            adds the scale curve: the service alone at each size, list, deep-cursor list and get
   --sizes N,N        sizes of the scale curve (default 10000,1000000,10000000)
   --smoke            every target answers every workload for a quarter of a second: checks the bench works
+  --overload         the overload run instead (--overload --help for its options)
 `
 
 export interface Options {
@@ -196,6 +197,8 @@ async function bench (options: Options, work: string): Promise<number> {
       for (const entry of run % 2 === 1 ? entries : [...entries].reverse()) await measure('main', entry, workload, run, entry.spec(workload))
     }
   }
+  // The overload run's smoke: its generator on the service, no quota.
+  const overloadSection = options.smoke ? await overloadSmoke(entries[0]!.target, scripts, loadCpus, options.animals) : ''
   await Promise.all(entries.map(async ({ target }) => { await target.stop() }))
 
   const fills: ScaleFill[] = []
@@ -239,14 +242,19 @@ async function bench (options: Options, work: string): Promise<number> {
     fills,
     seconds: (performance.now() - began) / 1000
   })
-  process.stdout.write(report)
-  const results = options.smoke ? join(work, 'results') : join(ROOT, 'bench/results')
-  mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, `${new Date().toISOString().slice(0, 16).replace(':', '-')}.md`), report)
-  writeFileSync(join(results, 'latest.md'), report)
+  publish(report + overloadSection, '', options.smoke, work)
   const failed = measurements.filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
   return failed.length === 0 ? 0 : 1
+}
+
+/** Prints the report and writes it to bench/results/ (`prefix` names the kind), or beside the smoke's data. */
+function publish (report: string, prefix: string, smoke: boolean, work: string): void {
+  process.stdout.write(report)
+  const results = smoke ? join(work, 'results') : join(ROOT, 'bench/results')
+  mkdirSync(results, { recursive: true })
+  writeFileSync(join(results, `${prefix}${new Date().toISOString().slice(0, 16).replace(':', '-')}.md`), report)
+  writeFileSync(join(results, `${prefix}latest.md`), report)
 }
 
 async function cleanUp (): Promise<void> {
@@ -255,18 +263,31 @@ async function cleanUp (): Promise<void> {
   for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
 }
 
-let options: Options
+// `--overload` is a bench of its own (overload.ts) on the same targets, cleanups and results.
+const argv = process.argv.slice(2)
+const overloadRun = argv.includes('--overload')
+let main: (work: string) => Promise<number>
 try {
-  options = parseOptions(process.argv.slice(2))
+  if (overloadRun) {
+    const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
+    main = async (work) => {
+      const { report, code } = await overload(options, work, ROOT, say, cleanups)
+      publish(report, 'overload-', false, work)
+      return code
+    }
+  } else {
+    const options = parseOptions(argv)
+    main = async (work) => await bench(options, work)
+  }
 } catch (err) {
-  process.stderr.write(`bench: ${(err as Error).message}\n${USAGE}`)
+  process.stderr.write(`bench: ${(err as Error).message}\n${overloadRun ? OVERLOAD_USAGE : USAGE}`)
   process.exit(2)
 }
 const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
 process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)) })
 let code = 1
 try {
-  code = await bench(options, work)
+  code = await main(work)
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
 } finally {

@@ -14,6 +14,8 @@ import pg from 'pg'
 export interface Target {
   name: string
   origin: string
+  /** The process and its children. */
+  pids: () => string[]
   /** User and system CPU seconds of the process and its children so far. */
   cpuSeconds: () => number
   /** Peak RSS in bytes since the last resetPeakRss(), summed over the process and its children. */
@@ -21,6 +23,9 @@ export interface Target {
   resetPeakRss: () => void
   stop: () => Promise<void>
 }
+
+/** The bearer key every target accepts and every request carries. */
+export const API_KEY = 'bench-key-0123456789abcdef'
 
 const live = new Set<ChildProcess>()
 
@@ -48,6 +53,11 @@ function statFields (pid: string): string[] {
   } catch {
     return []
   }
+}
+
+/** User and system CPU seconds of these processes so far. */
+export function cpuSecondsOf (pids: string[]): number {
+  return pids.reduce((sum, pid) => { const fields = statFields(pid); return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0) }, 0) / 100
 }
 
 function read (path: string): string {
@@ -87,7 +97,8 @@ export async function startProcess (name: string, options: { args: (port: number
   const target: Target = {
     name,
     origin,
-    cpuSeconds: () => tree().reduce((sum, pid) => { const fields = statFields(pid); return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0) }, 0) / 100,
+    pids: tree,
+    cpuSeconds: () => cpuSecondsOf(tree()),
     peakRss: () => tree().reduce((sum, pid) => sum + Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0) * 1024, 0),
     // Writing 5 to clear_refs resets VmHWM (proc(5)): each workload gets its own peak.
     resetPeakRss: () => { for (const pid of tree()) try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch {} },
@@ -121,20 +132,20 @@ export function startArguments (root: string): string[] {
   return scripts.start.split(/\s+/).slice(1)
 }
 
-/** The service of the tree at `root` on `databaseUrl`, every feature on, the rate limit counting but never reached. */
-export async function startService (name: string, root: string, databaseUrl: string, apiKey: string, placement: { cpus: string | undefined, logFile: string }): Promise<Target> {
+/** The service of the tree at `root` on `databaseUrl`, every feature on, the rate limit counting but never reached; `env` adds or overrides settings. */
+export async function startService (name: string, root: string, databaseUrl: string, apiKey: string, placement: { cpus: string | undefined, logFile: string }, env: Record<string, string> = {}): Promise<Target> {
   const metricsPort = await freePort()
   return await startProcess(name, {
     args: () => startArguments(root),
-    env: { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), WORKERS: '1' },
+    env: { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), WORKERS: '1', ...env },
     cwd: root,
     readyPath: '/readyz',
     ...placement
   })
 }
 
-/** What the bench starts beside the service, under bench/: the peers and the autocannon load process. */
-const SCRIPTS = ['peers/fastify', 'peers/bare', 'peers/storage', 'autocannon'] as const
+/** What the bench starts beside the service, under bench/: the peers and the load processes. */
+const SCRIPTS = ['peers/fastify', 'peers/bare', 'peers/storage', 'autocannon', 'open-loop'] as const
 
 /**
  * Compiles SCRIPTS to plain JavaScript side by side in `dir` (beside a link to node_modules), so

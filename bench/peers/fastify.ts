@@ -3,7 +3,8 @@
  * defaults: Fastify's request logging (`logger: true`, two lines a request, to stdout: a file
  * here), @fastify/helmet, @fastify/rate-limit (counting, never reached), fastify-metrics
  * (prom-client, per-route histograms), @fastify/bearer-auth; JSON schemas on every route; one
- * commit per create. On storage.ts: better-sqlite3 or a `pg` pool of 10, plain queries.
+ * commit per create. On storage.ts: better-sqlite3 or a `pg` pool of 10, plain queries. With
+ * BENCH_UNDER_PRESSURE (its options as JSON: the overload run), @fastify/under-pressure first.
  *
  * PORT, DATABASE_URL (`sqlite:PATH` or `postgres://…`), BENCH_ANIMALS_FILE and BENCH_KEY
  * in the environment; GET /readyz answers once it listens.
@@ -13,6 +14,7 @@ import Fastify, { type FastifyPluginAsync } from 'fastify'
 import bearerAuth from '@fastify/bearer-auth'
 import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
+import underPressure from '@fastify/under-pressure'
 import { openStorage, type NewPet, type Status } from './storage.js'
 
 // Loaded untyped: its type declarations would give every FastifyInstance in the project, the service's too, its `metrics`.
@@ -26,6 +28,7 @@ const Pet = {
 const status = { type: 'string', enum: ['available', 'pending', 'sold'] } as const
 
 const app = Fastify({ logger: true })
+if (process.env.BENCH_UNDER_PRESSURE !== undefined) await app.register(underPressure, JSON.parse(process.env.BENCH_UNDER_PRESSURE) as object)
 await app.register(helmet)
 await app.register(rateLimit, { max: 1_000_000_000, timeWindow: '1 minute' })
 await app.register(metrics, { endpoint: '/metrics' })

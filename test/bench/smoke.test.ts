@@ -1,7 +1,8 @@
 /**
  * The bench must keep working: `npm run bench -- --smoke` starts the service and every peer,
- * each answers every workload for half a second, and the report renders. It builds no
- * worktree and asserts no speed: a benchmark is never a test.
+ * each answers every workload for half a second, the overload run's generator loads the
+ * service closed and open loop (no quota), and the report renders. It builds no worktree and
+ * asserts no speed: a benchmark is never a test.
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -32,5 +33,15 @@ describe('npm run bench -- --smoke', () => {
       }
     }
     assert.match(stdout, /## The service against the others/)
+
+    const overload = stdout.split('\n## Overload smoke: ')[1] ?? ''
+    for (const level of ['capacity (closed loop)', '0.8×']) {
+      const row = overload.split('\n').find((line) => line.startsWith(`| service | ${level}`))
+      assert.ok(row !== undefined, `no overload row for ${level} in:\n${stdout}`)
+      const [goodput, , , , timeouts, , failed] = row.split('|').slice(4, 11).map((cell) => cell.trim())
+      assert.ok(Number(goodput!.replaceAll(',', '')) > 0, `the service served nothing at ${level}: ${row}`)
+      assert.match(timeouts!, /^[0-9,]+( \(|$)/)
+      assert.equal(failed, '0', `failed requests at ${level}: ${row}`)
+    }
   })
 })
