@@ -4,15 +4,17 @@
  * read or the database asked: a refusal judges the service's state, never the request. The
  * state is how long requests wait, in either queue a request meets: for the CPU (how far the
  * event loop runs behind its timers) and for a database connection (how long the oldest call
- * has waited for one, src/store/slots.ts). Past MAX_QUEUE_DELAY in either, new requests are
- * refused until the wait falls back; those admitted are served. A refusal is sent, not thrown:
- * no error is logged for it, and it costs a small share of a served request (docs/performance.md).
+ * has waited for one, src/store/slots.ts). Past MAX_QUEUE_DELAY in either, beyond the pause a CPU
+ * quota makes the process take (src/http/quota-pauses.ts), new requests are refused until the wait
+ * falls back; those admitted are served. A refusal is sent, not thrown: no error is logged for it
+ * (docs/performance.md#overload has its cost).
  */
 import { performance } from 'node:perf_hooks'
 import type { onRequestHookHandler } from 'fastify'
 import { MESSAGES } from '../schemas/messages.js'
 import type { ConnectionWaits } from '../store/store.js'
 import { HttpError } from './errors.js'
+import { QuotaPauses } from './quota-pauses.js'
 
 /** Why a request was refused: the event loop behind, calls waiting for a connection, a call that waited past POOL_WAIT, or MAX_QUEUE_DELAY=0. */
 export const REFUSAL_REASONS = ['event_loop', 'connection_queue', 'pool_wait', 'forced'] as const
@@ -25,26 +27,45 @@ export const REFUSAL_RETRY_AFTER_SECONDS = 1
 export const REFUSAL = new HttpError('unavailable', MESSAGES.overloaded(REFUSAL_RETRY_AFTER_SECONDS), { 'retry-after': String(REFUSAL_RETRY_AFTER_SECONDS) })
 const REFUSAL_BODY = JSON.stringify(REFUSAL.toBody())
 
-// Often enough that a stall shows within a few milliseconds, at a few hundred wake-ups a second.
-const TICK_MS = 5
-
-/** How far the event loop runs behind: one timer of its own, and how late it is. */
+/**
+ * How far the event loop runs behind: a timer of its own, due every `tickMs` while requests come
+ * (none while the service idles: its wake-ups would spend a CPU quota), and how late it is.
+ */
 class LoopDelay {
-  #due = performance.now() + TICK_MS
+  readonly #tickMs: number
+  #timer: NodeJS.Timeout | undefined
+  #due = 0
   #lastLateMs = 0
-  readonly #timer = setInterval(() => {
-    const now = performance.now()
-    this.#lastLateMs = now - this.#due
-    this.#due = now + TICK_MS
-  }, TICK_MS).unref()
+  #asked = false
+
+  constructor (tickMs: number) {
+    this.#tickMs = tickMs
+  }
 
   /** The later of how late the timer last ran, and how overdue it is now (a long turn of the loop, still going). */
-  behindMs (): number {
-    return Math.max(this.#lastLateMs, performance.now() - this.#due)
+  behindMs (now: number): number {
+    this.#asked = true
+    if (this.#timer === undefined) this.#arm(now)
+    return Math.max(this.#lastLateMs, now - this.#due)
   }
 
   stop (): void {
-    clearInterval(this.#timer)
+    clearTimeout(this.#timer)
+  }
+
+  #arm (now: number): void {
+    this.#due = now + this.#tickMs
+    this.#timer = setTimeout(this.#ran, this.#tickMs).unref()
+  }
+
+  readonly #ran = (): void => {
+    const now = performance.now()
+    this.#lastLateMs = now - this.#due
+    this.#timer = undefined
+    // Asked since: requests are coming, the timer goes on; else it rests until the next request.
+    if (this.#asked) this.#arm(now)
+    else this.#lastLateMs = 0
+    this.#asked = false
   }
 }
 
@@ -59,11 +80,21 @@ export interface Admission {
  * @example const admission = admitUnlessBehind(50, store.waits); app.addHook('onRequest', admission.check)
  */
 export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits): Admission {
-  const loop = new LoopDelay()
+  // Four looks within the delay it bounds: a long turn of the loop shows at most a quarter of it late.
+  const tickMs = Math.max(1, maxDelayMs / 4)
+  const loop = new LoopDelay(tickMs)
+  const pauses = new QuotaPauses(tickMs)
   const refusalOf = (): RefusalReason | undefined => {
     if (maxDelayMs === 0) return 'forced'
-    if (loop.behindMs() > maxDelayMs) return 'event_loop'
-    if (waits.oldestMs() > maxDelayMs) return 'connection_queue'
+    const now = performance.now()
+    const lateMs = loop.behindMs(now)
+    const waitedMs = waits.oldestMs()
+    if (lateMs <= maxDelayMs && waitedMs <= maxDelayMs) return undefined
+    // Behind, yet maybe by a CPU quota's pause alone, which the next burst makes up; a connection's
+    // holder paused with the process, holding it that much longer.
+    const pauseMs = pauses.pauseMs(now)
+    if (lateMs - pauseMs > maxDelayMs) return 'event_loop'
+    if (waitedMs - pauseMs > maxDelayMs) return 'connection_queue'
     return undefined
   }
   return {
