@@ -17,11 +17,10 @@ import { REQUESTS, workloadSpec } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { API_KEY, compileScripts, cpuSecondsOf, createSchema, petstore, startArguments, startProcess, startService, type Target } from './targets.js'
 
-/**
- * The service refusing every request, for r: the environment that makes its admission stage
- * refuse whole. None yet: r is then "n/a".
- */
-export const REFUSE_ALL_ENV: Record<string, string> | undefined = undefined
+/** The service refusing every request behind a key, for r: its admission stage at MAX_QUEUE_DELAY=0. */
+const REFUSING_ENV = { MAX_QUEUE_DELAY: '0' }
+/** The service's twin that measures its capacity: in a closed loop the stage would refuse what the clients send at once. */
+const SIZER_ENV = { MAX_QUEUE_DELAY: 'off' }
 
 /** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization is the average since it started. */
 export const UNDER_PRESSURE = { maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100 }
@@ -307,12 +306,14 @@ export async function overload (options: OverloadOptions, work: string, root: st
   for (const database of options.databases) {
     say(`${database}: starting ${options.subjects.join(' and ')}`)
     const subjects = await Promise.all(options.subjects.map(async (name) => {
-      const subject = await start(name, database, name === 'peer' ? { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) } : {}, name === 'peer')
-      // In a closed loop under-pressure refuses nearly everything (its own refusals keep the loop busy): the peer's capacity is that of its twin without it.
-      const sizer = name === 'peer' ? await start('peer without under-pressure', database, {}, true) : subject
+      const peer = name === 'peer'
+      const subject = await start(name, database, peer ? { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) } : {}, peer)
+      // In a closed loop each refusal is answered by the next request at once, and a stage against load refuses
+      // much of it: each one's capacity is that of its twin without the stage.
+      const sizer = await start(peer ? 'peer without under-pressure' : 'service, MAX_QUEUE_DELAY=off', database, peer ? {} : SIZER_ENV, peer)
       return { subject, sizer }
     }))
-    const refusing = REFUSE_ALL_ENV !== undefined && options.subjects.includes('service') ? await start('service refusing whole', database, REFUSE_ALL_ENV, false) : undefined
+    const refusing = options.subjects.includes('service') ? await start('service refusing whole', database, REFUSING_ENV, false) : undefined
     // Every table the planner reads has fresh statistics before the first request.
     for (const analyze of analyzes.splice(0)) await analyze()
     for (const workload of options.workloads) {
@@ -332,7 +333,8 @@ export async function overload (options: OverloadOptions, work: string, root: st
           runs.push(atCapacity)
           for (const level of options.levels) runs.push(await measured(subject, { ...cell, level, capacity }, Math.round(level * capacity), options.duration))
           if (regime === 100 && options.long > 0) runs.push(await measured(subject, { ...cell, level: 'long', capacity }, Math.round(3 * capacity), options.long))
-          if (subject.name === 'service' && refusing !== undefined) runs.push(await measured(refusing, { ...cell, level: 'refusing', capacity }, Math.round(capacity), options.duration))
+          // At 3x, where the share r of a refusal's cost decides the goodput.
+          if (subject.name === 'service' && refusing !== undefined) runs.push(await measured(refusing, { ...cell, level: 'refusing', capacity }, Math.round(3 * capacity), options.duration))
         }
       }
     }
@@ -393,7 +395,7 @@ function renderOverload (options: OverloadOptions, runs: Run[], about: { command
       `The service: \`${about.service}\` on ${rate(about.animals)} animals, rate limit off (\`RATE_LIMIT=0\`), request log at \`info\` to a file. ` +
       `The peer: peers/fastify.ts with @fastify/under-pressure \`${JSON.stringify(UNDER_PRESSURE)}\`.`,
     `- Load: bench/open-loop.ts, one process ${about.load}, started once and given each run in turn. Before each subject and workload, ${WARM_UP_SECONDS} s closed loop without quota. ` +
-      `Capacity: ${options.connections} clients in a closed loop for ${options.duration} s; the peer's is that of a twin without under-pressure, which in a closed loop refuses nearly everything. ` +
+      `Capacity: ${options.connections} clients in a closed loop for ${options.duration} s, on a twin without the stage against load (in a closed loop each refusal is followed by the next request at once). ` +
       `Levels: arrivals at a fixed rate, that multiple of the regime's capacity, for ${options.duration} s, on keep-alive sockets opened on demand up to ${rate(options.sockets)}; ` +
       `latency counted from each scheduled arrival; no answer within ${DEADLINE_MS} ms: a timeout, its socket reset. A send more than ${LATE_MS} ms after its schedule (or never) is late; over ${100 * LATE_SHARE} % late, the run is **invalid**.`,
     '- Goodput: 2xx answered within the deadline, per second; ÷ cap: over the subject\'s own capacity in that regime. Refusals: 503 answers. Served p99: of the 2xx. Failed: other statuses and socket errors. ' +
@@ -411,17 +413,18 @@ function renderOverload (options: OverloadOptions, runs: Run[], about: { command
         rate(entry.outcome.refused / entry.seconds), share(entry.outcome.late, entry.outcome.arrivals)])))
   }
   // r: the service's CPU per refusal in a run it refuses whole, over its CPU per request at capacity in the same regime.
-  const rows = runs.filter((entry) => entry.subject === 'service' && entry.level === 'capacity').map((capacity) => {
+  const rows = runs.filter((entry) => entry.level === 'capacity' && entry.subject === 'service, MAX_QUEUE_DELAY=off').map((capacity) => {
     const refusing = runs.find((entry) => entry.level === 'refusing' && entry.workload === capacity.workload && entry.database === capacity.database && entry.regime === capacity.regime)
     const perRequest = capacity.serviceCpu / capacity.outcome.good
-    const whole = refusing !== undefined && refusing.outcome.arrivals > 0 && refusing.outcome.refused === refusing.outcome.arrivals
+    const whole = refusing !== undefined && refusing.outcome.refused > 0 && refusing.outcome.good + refusing.outcome.other === 0
     const perRefusal = whole ? refusing.serviceCpu / refusing.outcome.refused : NaN
-    return [`${capacity.workload}, ${LABEL[capacity.database]}, ${regimeOf(capacity.regime)}`, `${Math.round(perRequest * 1e6)} µs`, whole ? `${Math.round(perRefusal * 1e6)} µs` : '–', whole ? (perRefusal / perRequest).toFixed(3) : 'n/a']
+    return [`${capacity.workload}, ${LABEL[capacity.database]}, ${regimeOf(capacity.regime)}`, `${Math.round(perRequest * 1e6)} µs`, whole ? `${Math.round(perRefusal * 1e6)} µs` : '–',
+      refusing === undefined ? '–' : share(refusing.outcome.timeouts, refusing.outcome.arrivals), whole ? (perRefusal / perRequest).toFixed(3) : 'n/a']
   })
   if (rows.length > 0) {
-    lines.push('', '## r', '', 'The service\'s CPU per refusal, in a run at its capacity\'s rate where it refuses every request, over its CPU per request at capacity; n/a when no run refused everything' +
-      (REFUSE_ALL_ENV === undefined ? ' (nothing forces refusals yet: `REFUSE_ALL_ENV` in bench/overload.ts is unset).' : '.'), '',
-    table(['workload, database, regime', 'CPU per request at capacity', 'CPU per refusal', 'r'], rows))
+    lines.push('', '## r', '', 'The service\'s CPU per refusal, in a run at 3× its capacity\'s rate where it refuses every request it answers (`MAX_QUEUE_DELAY=0`), over its CPU per request at capacity; ' +
+      'timeouts there mean it could not refuse every arrival in time, and their work counts in the CPU per refusal.', '',
+    table(['workload, database, regime', 'CPU per request at capacity', 'CPU per refusal', 'timeouts refusing', 'r'], rows))
   }
   return `${lines.join('\n')}\n`
 }
