@@ -21,7 +21,7 @@ export const REFUSAL_REASONS = ['event_loop', 'connection_queue', 'pool_wait', '
 export type RefusalReason = typeof REFUSAL_REASONS[number]
 
 /** A refused caller comes back after this, with the client's jitter on top (packages/client). */
-export const REFUSAL_RETRY_AFTER_SECONDS = 1
+const REFUSAL_RETRY_AFTER_SECONDS = 1
 
 /** The refusal's answer, made once: the admission stage and the pool's bound (error-handler.ts) send it. */
 export const REFUSAL = new HttpError('unavailable', MESSAGES.overloaded(REFUSAL_RETRY_AFTER_SECONDS), { 'retry-after': String(REFUSAL_RETRY_AFTER_SECONDS) })
@@ -90,11 +90,11 @@ export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits): 
     const lateMs = loop.behindMs(now)
     const waitedMs = waits.oldestMs()
     if (lateMs <= maxDelayMs && waitedMs <= maxDelayMs) return undefined
-    // Behind, yet maybe by a CPU quota's pause alone, which the next burst makes up; a connection's
-    // holder paused with the process, holding it that much longer.
-    const pauseMs = pauses.pauseMs(now)
-    if (lateMs - pauseMs > maxDelayMs) return 'event_loop'
-    if (waitedMs - pauseMs > maxDelayMs) return 'connection_queue'
+    // Behind, yet maybe by a CPU quota's pause alone, which the next burst makes up.
+    const quota = pauses.now(now)
+    if (lateMs - quota.pauseMs > maxDelayMs) return 'event_loop'
+    // A connection's holders run the quota's share of the time: a wait stands for that share of their work.
+    if (waitedMs * quota.share > maxDelayMs) return 'connection_queue'
     return undefined
   }
   return {

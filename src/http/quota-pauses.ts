@@ -1,14 +1,19 @@
 /**
  * The pause a CPU quota makes the whole process take (cgroup `cpu.cfs_quota_us`, `cpu.max`: a
  * Kubernetes CPU limit): once a period's quota is spent, nothing of the process runs until the
- * next period, up to the period less the quota (85 ms of 100 at 15 % of a core). Read from the
- * process's own cgroup, because the event loop's lateness alone cannot tell such a pause from a
- * queue of work (src/http/admission.ts). Linux only; elsewhere, and without a quota, none.
+ * next period, up to the period less the quota (85 ms of 100 at 15 % of a core), and it runs the
+ * quota's share of the time. Read from the process's own cgroup, because the event loop's lateness
+ * alone cannot tell such a pause from a queue of work, nor a wait for a connection from a slow
+ * database (src/http/admission.ts). Linux only; elsewhere, and without a quota, nothing.
  */
 import { readFileSync } from 'node:fs'
 
-/** The cgroup's `cpu.stat`, and the pause its quota makes: the period less the quota, in ms. */
-interface Quota { statPath: string, pauseMs: number }
+/** What a quota does to the process: the pause it makes (the period less the quota, in ms), and the share of the time it runs. */
+export interface QuotaNow { pauseMs: number, share: number }
+const NONE: QuotaNow = { pauseMs: 0, share: 1 }
+
+/** The cgroup's `cpu.stat`, and what its quota does. */
+interface Quota { statPath: string, effect: QuotaNow }
 
 function read (path: string): string | undefined {
   try { return readFileSync(path, 'latin1') } catch { return undefined }
@@ -21,14 +26,20 @@ function quotaOfThisProcess (): Quota | undefined {
   if (v1 !== undefined) {
     for (const mount of ['cpu', 'cpu,cpuacct']) {
       const dir = `/sys/fs/cgroup/${mount}${v1[2]}`
-      const [quota, period] = [read(`${dir}/cpu.cfs_quota_us`), read(`${dir}/cpu.cfs_period_us`)].map(Number)
-      if (quota !== undefined && period !== undefined && quota > 0) return { statPath: `${dir}/cpu.stat`, pauseMs: Math.max(0, period - quota) / 1000 }
+      const [quota, period] = [read(`${dir}/cpu.cfs_quota_us`), read(`${dir}/cpu.cfs_period_us`)].map(Number) as [number, number]
+      // -1 (or no such file: NaN) is no quota.
+      if (quota > 0 && period > 0) return quotaOf(`${dir}/cpu.stat`, quota, period)
     }
     return undefined
   }
   const v2 = lines.find((line) => line.startsWith('0::'))
   const max = v2 === undefined ? undefined : /^(\d+) (\d+)$/.exec(read(`/sys/fs/cgroup${v2.slice(3)}/cpu.max`)?.trim() ?? '')
-  return max == null ? undefined : { statPath: `/sys/fs/cgroup${v2!.slice(3)}/cpu.stat`, pauseMs: Math.max(0, Number(max[2]) - Number(max[1])) / 1000 }
+  return max == null ? undefined : quotaOf(`/sys/fs/cgroup${v2!.slice(3)}/cpu.stat`, Number(max[1]), Number(max[2]))
+}
+
+/** A quota of `quotaUs` in each `periodUs`: a process past a core's worth is never stopped for long. */
+function quotaOf (statPath: string, quotaUs: number, periodUs: number): Quota {
+  return { statPath, effect: { pauseMs: Math.max(0, periodUs - quotaUs) / 1000, share: Math.min(1, quotaUs / periodUs) } }
 }
 
 function throttledSoFar (quota: Quota): number {
@@ -37,7 +48,7 @@ function throttledSoFar (quota: Quota): number {
 
 /**
  * @param freshMs how old a read of the kernel's count may be: at most one read in each
- * @example const pauses = new QuotaPauses(10); const allowedMs = pauses.pauseMs(performance.now())
+ * @example const { pauseMs, share } = new QuotaPauses(10).now(performance.now())
  */
 export class QuotaPauses {
   readonly #freshMs: number
@@ -51,8 +62,8 @@ export class QuotaPauses {
     this.#freshMs = freshMs
   }
 
-  /** The pause the quota makes, while it held the process back in the last two seconds (the pause going on now included); else 0. */
-  pauseMs (now: number): number {
+  /** What the quota does, while it held the process back in the last two seconds (the pause going on now included); else nothing. */
+  now (now: number): QuotaNow {
     // Found again each second: a process may be moved to another cgroup (the overload bench moves the service into its quota).
     if (now - this.#locatedAt > 1000) {
       this.#quota = quotaOfThisProcess()
@@ -60,13 +71,13 @@ export class QuotaPauses {
       this.#readAt = -Infinity
     }
     const quota = this.#quota
-    if (quota === undefined) return 0
+    if (quota === undefined) return NONE
     if (now - this.#readAt > this.#freshMs) {
       const throttled = throttledSoFar(quota)
       if (throttled > this.#throttled) this.#throttledAt = now
       this.#throttled = throttled
       this.#readAt = now
     }
-    return now - this.#throttledAt < 2000 ? quota.pauseMs : 0
+    return now - this.#throttledAt < 2000 ? quota.effect : NONE
   }
 }

@@ -11,14 +11,14 @@ import { quotaGroup } from '../support/cpu-quota.js'
 import { skippedFile } from '../support/helper.js'
 
 const MODULE = fileURLToPath(new URL('../../src/http/quota-pauses.js', import.meta.url))
-// Ready once its module is loaded; in the group, the pause it reads first, then after 0.8 s of spinning, asking every 5 ms.
+// Ready once its module is loaded; in the group, what it reads first, then after 0.8 s of spinning.
 const CHILD = `const { QuotaPauses } = await import(${JSON.stringify(MODULE)})
 process.stdout.write('ready ')
 await new Promise((resolve) => process.stdin.once('data', resolve))
 const pauses = new QuotaPauses(5)
-const first = pauses.pauseMs(performance.now())
-for (let end = performance.now() + 800; performance.now() < end;) pauses.pauseMs(performance.now())
-process.stdout.write(JSON.stringify([first, pauses.pauseMs(performance.now())]))`
+const first = pauses.now(performance.now())
+for (let end = performance.now() + 800; performance.now() < end;) pauses.now(performance.now())
+process.stdout.write(JSON.stringify([first, pauses.now(performance.now())]))`
 
 describe('the pause of a CPU quota', () => {
   const group = quotaGroup(`petstore-test-pauses-${process.pid}`, 100, 20)
@@ -27,7 +27,7 @@ describe('the pause of a CPU quota', () => {
     return
   }
 
-  it('is none until the quota holds the process back, then the period less the quota: 80 ms of every 100', { timeout: 20_000 }, async () => {
+  it('is nothing until the quota holds the process back, then a pause of the period less the quota (80 ms of every 100), running a fifth of the time', { timeout: 20_000 }, async () => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], { stdio: ['pipe', 'pipe', 'inherit'] })
     let stdout = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
@@ -40,11 +40,11 @@ describe('the pause of a CPU quota', () => {
       child.kill()
       group.remove()
     }
-    assert.deepEqual(JSON.parse(stdout.slice('ready '.length)), [0, 80])
+    assert.deepEqual(JSON.parse(stdout.slice('ready '.length)), [{ pauseMs: 0, share: 1 }, { pauseMs: 80, share: 0.2 }])
   })
 
-  it('is none without a quota', async () => {
+  it('is nothing without a quota', async () => {
     const { QuotaPauses } = await import('../../src/http/quota-pauses.js')
-    assert.equal(new QuotaPauses(5).pauseMs(performance.now()), 0)
+    assert.deepEqual(new QuotaPauses(5).now(performance.now()), { pauseMs: 0, share: 1 })
   })
 })
