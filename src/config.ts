@@ -7,6 +7,7 @@
  */
 import { isIP } from 'node:net'
 import { availableParallelism } from 'node:os'
+import { RATE_LIMIT_DEFAULT } from './schemas/limits.js'
 import { BrokenRule, instant, integer } from './schemas/operator-values.js'
 import { MalformedAddress, parseAddress } from './store/postgres/address.js'
 import { POOL_WAIT_DEFAULT_MS } from './store/store.js'
@@ -231,7 +232,7 @@ export const SETTINGS = [
     help: 'processes serving the port; auto: one per core',
     parse: (raw: string) => raw === 'auto' ? availableParallelism() : integer(1, 256)(raw)
   },
-  { key: 'rateLimit', env: 'RATE_LIMIT', flag: 'rate-limit', default: '6000', help: 'requests a minute per API key; 0 turns the limit off', parse: integer(0, 1_000_000_000) },
+  { key: 'rateLimit', env: 'RATE_LIMIT', flag: 'rate-limit', default: String(RATE_LIMIT_DEFAULT), help: 'requests a minute per API key; 0 turns the limit off', parse: integer(0, 1_000_000_000) },
   {
     key: 'redisUrl',
     env: 'REDIS_URL',

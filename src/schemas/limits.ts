@@ -17,3 +17,7 @@ export interface RequestTimeouts {
 }
 
 export const REQUEST_TIMEOUTS: RequestTimeouts = { headersMs: 10_000, requestMs: 30_000 }
+
+/** The per-key rate limit unless RATE_LIMIT says otherwise: requests in each window. */
+export const RATE_LIMIT_DEFAULT = 6000
+export const RATE_LIMIT_WINDOW_MS = 60_000

@@ -7,7 +7,7 @@ import { Type, type TSchema } from '@sinclair/typebox'
 import { describeBrokenRule, type Part } from './broken-rule.js'
 import { compileSchema } from './components.js'
 import { ERROR_CATALOGUE, ErrorBody, type ErrorCode } from './error.js'
-import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
+import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, RATE_LIMIT_DEFAULT, RATE_LIMIT_WINDOW_MS, REQUEST_TIMEOUTS, URL_LIMIT_BYTES } from './limits.js'
 import { MESSAGES } from './messages.js'
 import { ListPetsQuery, NewPet, Pet, PetParams, Pets } from './pets.js'
 import { refTo } from './ref.js'
@@ -61,7 +61,7 @@ const ERROR_HEADERS: Record<number, Record<string, TSchema>> = {
 
 const COMMON_ERRORS = {
   unauthorized: { when: 'API key missing, invalid, expired, rotated out or revoked (`unauthorized`); the message and `WWW-Authenticate` say which.', example: MESSAGES.unknownKey },
-  rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: MESSAGES.rateLimited(6000, 60) },
+  rate_limited: { when: 'Per-key rate limit hit (`rate_limited`); retry after `Retry-After` seconds.', example: MESSAGES.rateLimited(RATE_LIMIT_DEFAULT, RATE_LIMIT_WINDOW_MS / 1000) },
   unavailable: { when: 'The database is unavailable, the service is at capacity (requests behind a key are refused at once while they would wait too long), or it is shutting down (`unavailable`); retry after `Retry-After` seconds.', example: MESSAGES.storeUnavailable },
   uri_too_long: { when: `The request target is over ${kib(URL_LIMIT_BYTES)} (\`uri_too_long\`).`, example: MESSAGES.uriTooLong },
   headers_too_large: { when: `The request headers are over ${kib(HEADER_LIMIT_BYTES)} or 500 fields (\`headers_too_large\`).`, example: MESSAGES.headersTooLarge },
@@ -94,8 +94,8 @@ function brokenRule (schema: TSchema, sample: unknown, part: Part): string {
 }
 
 const rateLimitHeaders = {
-  RateLimit: Type.String({ description: 'Remaining quota (IETF httpapi RateLimit header draft), e.g. `"default";r=5999;t=60`.' }),
-  'RateLimit-Policy': Type.String({ description: 'The quota policy, e.g. `"default";q=6000;w=60`.' })
+  RateLimit: Type.String({ description: `Remaining quota (IETF httpapi RateLimit header draft), e.g. \`"default";r=${RATE_LIMIT_DEFAULT - 1};t=${RATE_LIMIT_WINDOW_MS / 1000}\`.` }),
+  'RateLimit-Policy': Type.String({ description: `The quota policy, e.g. \`"default";q=${RATE_LIMIT_DEFAULT};w=${RATE_LIMIT_WINDOW_MS / 1000}\`.` })
 }
 
 const deprecationHeaders = {
