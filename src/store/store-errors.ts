@@ -40,9 +40,13 @@ export class NoIdLeft extends Error {
  * @example driverReason(err) // 'connect ECONNREFUSED 127.0.0.1:5432', 'database is locked'
  */
 export function driverReason (err: Error): string {
-  const cause = err.cause as NodeJS.ErrnoException | undefined
-  // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
-  return (cause?.message || cause?.code) ?? err.message
+  const cause = err.cause as Error | undefined
+  return (cause === undefined ? '' : errorWords(cause)) || err.message
+}
+
+/** An error's own words: a refused connection to a name with two addresses is an AggregateError with no message, only a code. */
+export function errorWords (err: Error): string {
+  return err.message || ((err as NodeJS.ErrnoException).code ?? '')
 }
 
 /**

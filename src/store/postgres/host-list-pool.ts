@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events'
 import pg from 'pg'
+import { errorWords } from '../store-errors.js'
 import type { DatabaseAddress, TargetSessionAttrs } from './address.js'
 
 /** What a connected host is, as libpq's checks read it. */
@@ -117,8 +118,7 @@ class HostListClient extends EventEmitter {
         void client.end().catch(noop)
         // One host: its own error, as the driver gave it.
         if (hosts.length === 1) throw err
-        // A refused connection to a name with two addresses is an AggregateError with no message, only a code.
-        reasons.push(`${host.label}: ${(err as Error).message || (err as NodeJS.ErrnoException).code}`)
+        reasons.push(`${host.label}: ${errorWords(err as Error)}`)
       }
     }
     if (fallback !== undefined && !this.#ending) return this.#adopt(fallback)
