@@ -5,7 +5,21 @@
  */
 import { cpus, release } from 'node:os'
 import { REQUESTS, SCALE_WORKLOADS, type Workload } from './load.js'
-import type { Options } from './run.js'
+
+/** The bench's options, as run.ts parses them and the report states them. */
+export interface Options {
+  duration: number
+  warmup: number
+  runs: number
+  connections: number
+  workloads: Workload[]
+  animals: number
+  postgres: string | undefined
+  baseline: string | undefined
+  scale: boolean
+  sizes: number[]
+  smoke: boolean
+}
 
 /** One measured run of one target on one workload. */
 export interface Measurement {

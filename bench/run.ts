@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util'
 import { buildBaseline, git, removeBaselines } from './baseline.js'
 import { LOAD_TOOL, SCALE_WORKLOADS, WORKLOADS, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { OVERLOAD_USAGE, overload, overloadSmoke, parseOverloadOptions } from './overload.js'
-import { renderReport, type Measurement, type ScaleFill } from './report.js'
+import { renderReport, type Measurement, type Options, type ScaleFill } from './report.js'
 import { API_KEY, compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -35,20 +35,6 @@ const USAGE = `Usage: npm run bench -- [options]
   --smoke            every target answers every workload for a quarter of a second: checks the bench works
   --overload         the overload run instead (--overload --help for its options)
 `
-
-export interface Options {
-  duration: number
-  warmup: number
-  runs: number
-  connections: number
-  workloads: Workload[]
-  animals: number
-  postgres: string | undefined
-  baseline: string | undefined
-  scale: boolean
-  sizes: number[]
-  smoke: boolean
-}
 
 function parseOptions (argv: string[]): Options {
   const { values } = parseArgs({
