@@ -40,8 +40,10 @@ FIRST=(
   test/deploy/prometheus.test.ts
 )
 
+# A name left behind by a move would drop its file from its list unseen.
+for file in "${ALONE[@]}" "${FIRST[@]}"; do [ -f "$file" ] || { echo "scripts/test.sh: $file does not exist" >&2; exit 1; }; done
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-mapfile -t TOGETHER < <(printf '%s\n' "${FIRST[@]}" "${ALL[@]}" | awk '!seen[$0]++' | grep -vxF -f <(printf '%s\n' "${ALONE[@]}") | while read -r file; do [ -f "$file" ] && echo "$file"; done)
+mapfile -t TOGETHER < <(printf '%s\n' "${FIRST[@]}" "${ALL[@]}" | awk '!seen[$0]++' | grep -vxF -f <(printf '%s\n' "${ALONE[@]}"))
 
 compiled () { for file in "$@"; do echo "$BUILD/${file%.ts}.js"; done; }
 # --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/cli.ts).

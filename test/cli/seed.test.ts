@@ -6,7 +6,8 @@ import { after, before, describe, it } from 'node:test'
 import { PetstoreClient } from '@petstore/client'
 import { compileSchema } from '../../src/schemas/components.js'
 import { Pet } from '../../src/schemas/pets.js'
-import { TEST_KEY, backends, createTestDatabase, exportedLines, startTestServer, type TestDatabase } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, createTestDatabase, exportedLines, startTestServer, type TestDatabase } from '../support/helper.js'
 import { runCli, runCliOnTerminal } from '../support/cli.js'
 
 const checkPet = compileSchema(Pet)

@@ -10,7 +10,8 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import pg from 'pg'
-import { TEST_KEY, backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 
 const REFUSAL = { code: 'unavailable', message: 'the service is at capacity; retry in 1 s', status: 503 }
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 const REQUESTS: Array<[string, string, string | undefined]> = [
   ['GET', '/pets', undefined],

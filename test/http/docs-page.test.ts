@@ -7,7 +7,8 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
-import { TEST_KEY, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): docs page tests skipped`

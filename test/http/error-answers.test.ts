@@ -1,8 +1,8 @@
 /**
  * Every error answer, byte for byte: one request per code of the catalogue and per protocol
  * rejection, compared with test/fixtures/error-answers.json (status, the headers a client
- * reads, body). The fixture was recorded on the build before the errors moved between layers;
- * `RECORD_ERROR_ANSWERS=1` writes it anew, for a change of an answer that is meant.
+ * reads, body). `RECORD_ERROR_ANSWERS=1` writes the fixture anew, for a change of an answer
+ * that is meant.
  */
 import assert from 'node:assert/strict'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -10,9 +10,9 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
-import { ROOT } from '../support/constants.js'
+import { ROOT, TEST_KEY } from '../support/constants.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
-import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
+import { startTestServer, type TestServer } from '../support/helper.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/error-answers.json')
 // What changes from run to run: the date, the port, a request id the server made, the seconds left of a
@@ -102,6 +102,7 @@ describe('error answers, byte for byte', () => {
       if (id === 998) throw new StoreUnavailable(undefined, { cause: new Error('connect ECONNREFUSED') })
       return await findPet(id)
     }
+    await recordAnswers()
   })
   after(async () => {
     await server.close()
@@ -109,7 +110,8 @@ describe('error answers, byte for byte', () => {
     await sunset.close()
   })
 
-  it('answers every catalogue code and protocol rejection as the recorded build did', async () => {
+  /** One answer of each: both tests below read them. */
+  async function recordAnswers (): Promise<void> {
     const record = async (name: string, target: TestServer, response: RawResponse | Promise<RawResponse>): Promise<void> => {
       answers.push(normalized(name, await response, target.origin))
     }
@@ -161,6 +163,9 @@ describe('error answers, byte for byte', () => {
     await record('unavailable: readyz while draining', server, rawRequest(server.origin, request('GET', '/readyz', { id: 'a43', headers: '' })))
 
     if (process.env.RECORD_ERROR_ANSWERS === '1') writeFileSync(FIXTURE, `${JSON.stringify(answers, null, 2)}\n`)
+  }
+
+  it('answers every catalogue code and protocol rejection as recorded', () => {
     const recorded = JSON.parse(readFileSync(FIXTURE, 'utf8')) as Answer[]
     assert.deepEqual(answers.map((answer) => answer.name), recorded.map((answer) => answer.name))
     for (const [i, answer] of answers.entries()) assert.deepEqual(answer, recorded[i], answer.name)

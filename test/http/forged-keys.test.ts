@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import type { Store } from '../../src/store/store.js'
-import { AUTH, TEST_KEY, backends, createTestDatabase, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { AUTH, backends, createTestDatabase, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 const FLOOD = 3_000
 // Requests in flight at once: each may pass the count before the failures ahead of it are added.

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
 import { after, before, describe, it } from 'node:test'
 import fc from 'fast-check'
-import { TEST_KEY, backends, post, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, post, startTestServer, type TestServer } from '../support/helper.js'
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300)
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122)

@@ -4,7 +4,8 @@ import { buildApp, type App } from '../../src/app.js'
 import { parseConfig } from '../../src/config.js'
 import { createLogger } from '../../src/process/logger.js'
 import type { Store } from '../../src/store/store.js'
-import { TEST_KEY, backends, createTestDatabase, errorBody, get, openTestStore, post, startTestServer, type TestDatabase, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, createTestDatabase, errorBody, get, openTestStore, post, startTestServer, type TestDatabase, type TestServer } from '../support/helper.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import Database from 'better-sqlite3'
 import { after, before, describe, it } from 'node:test'
 import { openStore } from '../../src/store/open-store.js'
-import { TEST_KEY, backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, get, post, startTestServer, type TestServer } from '../support/helper.js'
 import { rawRequest } from '../support/raw-http.js'
 
 async function names (server: TestServer, query = '?limit=100'): Promise<string[]> {

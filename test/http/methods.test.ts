@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { METHODS } from 'node:http'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, TEST_KEY, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 import { rawRequest } from '../support/raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`

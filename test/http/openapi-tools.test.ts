@@ -7,8 +7,8 @@ import { after, before, describe, it } from 'node:test'
 import { promisify } from 'node:util'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { tsImport } from 'tsx/esm/api'
-import { TEST_KEY, startTestServer, type TestServer } from '../support/helper.js'
-import { ROOT } from '../support/constants.js'
+import { startTestServer, type TestServer } from '../support/helper.js'
+import { ROOT, TEST_KEY } from '../support/constants.js'
 import { typeErrors } from '../support/type-errors.js'
 
 const run = promisify(execFile)

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY, backends, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
 
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const KEYS = `${TEST_KEY},${OTHER_KEY}`

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, TEST_KEY, backends, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
 import { rawRequest } from '../support/raw-http.js'
 
 for (const backend of backends()) {

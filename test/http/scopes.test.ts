@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { backends, errorBody, startTestServer, TEST_KEY, type TestServer } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
 const READ_ONLY_KEY = 'read-only-key-0123456789'
 const CREATE = { name: 'Rex', categoryId: 1 }

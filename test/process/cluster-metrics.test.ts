@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
-import { AUTH, JSON_AUTH, TEST_KEY, createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { AUTH, JSON_AUTH, createTestDatabase, openTestStore, type TestDatabase } from '../support/helper.js'
 import { freePorts, startCli, type CliProcess } from '../support/process.js'
 
 const CREATES = 40

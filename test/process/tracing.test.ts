@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseTracing } from '../../src/config.js'
-import { TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, JSON_AUTH, TEST_KEY, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { TEST_KEY } from '../support/constants.js'
+import { AUTH, JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { freePort, startCli, type CliProcess } from '../support/process.js'
 
 const CREATES = 300

@@ -25,7 +25,6 @@ import { formatPetLine } from '../../src/cli/pet-lines.js'
 import { createDatabase } from './postgres-database.js'
 import { TEST_KEY } from './constants.js'
 
-export { TEST_KEY }
 export const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 export const JSON_AUTH = { ...AUTH, 'content-type': 'application/json' }
 
