@@ -8,7 +8,8 @@
  * misspelt field is caught by the rule that needs it.
  */
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { parse, parseAllDocuments } from 'yaml'
@@ -253,7 +254,11 @@ for (const overlay of OVERLAYS) {
       assert.ok(memory !== undefined, 'a memory limit')
       const needed = processes * PEAK_RSS_MIB[overlay] * 2 ** 20
       assert.ok(memory >= needed, `a memory limit of ${memory / 2 ** 20} MiB, below ${processes} × ${PEAK_RSS_MIB[overlay]} MiB`)
-      assert.ok((quantity(requests?.memory) ?? 0) > 0, 'a memory request')
+      assert.equal(quantity(requests?.memory), memory, 'the memory request is the limit: a pod is never killed for memory it was promised')
+      assert.equal(limits?.cpu, undefined, 'no CPU limit: its quota serves in bursts (docs/deployment.md#kubernetes)')
+      const migrate = containerOf(deployment(), 'migrate').resources
+      assert.ok(quantity(migrate?.limits?.memory) === quantity(migrate?.requests?.memory) && quantity(migrate?.limits?.memory)! >= PEAK_RSS_MIB[overlay] * 2 ** 20,
+        'the init container\'s memory, a request equal to its limit, above the peak RSS of a serving process')
     })
 
     it('migrates in an init container, with the service\'s image and database, before the pod serves', () => {
@@ -266,11 +271,12 @@ for (const overlay of OVERLAYS) {
       assert.equal(serviceConfig(migrate).databaseUrl, config().databaseUrl)
     })
 
-    it('carries no Secret value: none rendered or written under deploy/kubernetes, credentials only from a Secret\'s keys', () => {
+    it('carries no Secret value: none rendered or written in the repository, credentials only from a Secret\'s keys', () => {
       assert.deepEqual(objects.filter((object) => object.kind === 'Secret'), [])
-      const files = readdirSync(KUBERNETES_DIR, { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.yaml'))
+      const files = execFileSync('git', ['ls-files', '*.yaml', '*.yml'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter(Boolean)
+      assert.ok(files.some((file) => file.startsWith('deploy/kubernetes/')), files.join(', '))
       for (const file of files) {
-        for (const document of parseAllDocuments(readFileSync(join(KUBERNETES_DIR, file), 'utf8'))) {
+        for (const document of parseAllDocuments(readFileSync(join(ROOT, file), 'utf8'))) {
           const object = document.toJS() as Record<string, unknown>
           assert.notEqual(object.kind, 'Secret', file)
           assert.ok(!('secretGenerator' in object), `${file}: a secretGenerator`)

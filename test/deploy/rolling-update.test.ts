@@ -162,6 +162,8 @@ describe('deploy/kubernetes/overlays/postgres: a rolling update under load', { s
     assert.ok(load.acknowledged.length > 100, 'creates went on throughout')
     if (!demonstration) {
       assert.deepEqual(answered.filter((answer) => answer.fault !== undefined).slice(0, 5).map((answer) => `${answer.kind}: ${answer.fault}`), [], 'every answer 2xx')
+      // A 503 with Retry-After and the Error body is no fault of the load's, yet no 2xx either.
+      assert.deepEqual(answered.filter((answer) => answer.status < 200 || answer.status >= 300).slice(0, 5).map((answer) => `${answer.kind}: ${answer.status}`), [], 'every answer 2xx')
       assert.deepEqual(ended, Array.from({ length: replicas }, () => 0), 'every old instance exited 0 within the grace period')
     } else {
       // The demonstration: an instance that stops listening before its endpoint is gone.
