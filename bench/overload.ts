@@ -331,10 +331,16 @@ export async function overload (options: OverloadOptions, work: string, root: st
           const atCapacity = await measured(sizer, { ...cell, level: 'capacity', capacity: 0 }, 0, options.duration)
           const capacity = atCapacity.outcome.good / options.duration
           runs.push(atCapacity)
+          // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
+          const rewarm = async (each: Subject, rate: number): Promise<void> => { await measure(bench, each, { ...cell, level: 'capacity', capacity }, Math.round(rate), WARM_UP_SECONDS) }
+          await rewarm(subject, 0.5 * capacity)
           for (const level of options.levels) runs.push(await measured(subject, { ...cell, level, capacity }, Math.round(level * capacity), options.duration))
           if (regime === 100 && options.long > 0) runs.push(await measured(subject, { ...cell, level: 'long', capacity }, Math.round(3 * capacity), options.long))
           // At 3x, where the share r of a refusal's cost decides the goodput.
-          if (subject.name === 'service' && refusing !== undefined) runs.push(await measured(refusing, { ...cell, level: 'refusing', capacity }, Math.round(3 * capacity), options.duration))
+          if (subject.name === 'service' && refusing !== undefined) {
+            await rewarm(refusing, 3 * capacity)
+            runs.push(await measured(refusing, { ...cell, level: 'refusing', capacity }, Math.round(3 * capacity), options.duration))
+          }
         }
       }
     }
@@ -394,7 +400,7 @@ function renderOverload (options: OverloadOptions, runs: Run[], about: { command
     `- Subjects ${about.subjects}, each in a cgroup v1 CPU quota of ${options.share} of a core (\`cpu.cfs_quota_us\` = ${options.share} × \`cpu.cfs_period_us\`, \`cpu.shares\` at its most); PostgreSQL unpinned. ` +
       `The service: \`${about.service}\` on ${rate(about.animals)} animals, rate limit off (\`RATE_LIMIT=0\`), request log at \`info\` to a file. ` +
       `The peer: peers/fastify.ts with @fastify/under-pressure \`${JSON.stringify(UNDER_PRESSURE)}\`.`,
-    `- Load: bench/open-loop.ts, one process ${about.load}, started once and given each run in turn. Before each subject and workload, ${WARM_UP_SECONDS} s closed loop without quota. ` +
+    `- Load: bench/open-loop.ts, one process ${about.load}, started once and given each run in turn. Before each subject and workload, ${WARM_UP_SECONDS} s closed loop without quota; in each regime, before its levels, ${WARM_UP_SECONDS} s at 0.5× (before r's run, at 3×), unreported. ` +
       `Capacity: ${options.connections} clients in a closed loop for ${options.duration} s, on a twin without the stage against load (in a closed loop each refusal is followed by the next request at once). ` +
       `Levels: arrivals at a fixed rate, that multiple of the regime's capacity, for ${options.duration} s, on keep-alive sockets opened on demand up to ${rate(options.sockets)}; ` +
       `latency counted from each scheduled arrival; no answer within ${DEADLINE_MS} ms: a timeout, its socket reset. A send more than ${LATE_MS} ms after its schedule (or never) is late; over ${100 * LATE_SHARE} % late, the run is **invalid**.`,
