@@ -15,12 +15,10 @@ import pg from 'pg'
 import { git } from './baseline.js'
 import { REQUESTS, workloadSpec } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
-import { API_KEY, compileScripts, cpuSecondsOf, createSchema, petstore, startArguments, startProcess, startService, type Target } from './targets.js'
+import { ADMISSION_OFF, API_KEY, compileScripts, cpuSecondsOf, createSchema, petstore, startArguments, startProcess, startService, type Target } from './targets.js'
 
 /** The service refusing every request behind a key, for r: its admission stage at MAX_QUEUE_DELAY=0. */
 const REFUSING_ENV = { MAX_QUEUE_DELAY: '0' }
-/** The service's twin that measures its capacity: in a closed loop the stage would refuse what the clients send at once. */
-const SIZER_ENV = { MAX_QUEUE_DELAY: 'off' }
 
 /** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization is the average since it started. */
 export const UNDER_PRESSURE = { maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100 }
@@ -310,7 +308,7 @@ export async function overload (options: OverloadOptions, work: string, root: st
       const subject = await start(name, database, peer ? { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) } : {}, peer)
       // In a closed loop each refusal is answered by the next request at once, and a stage against load refuses
       // much of it: each one's capacity is that of its twin without the stage.
-      const sizer = await start(peer ? 'peer without under-pressure' : 'service, MAX_QUEUE_DELAY=off', database, peer ? {} : SIZER_ENV, peer)
+      const sizer = await start(peer ? 'peer without under-pressure' : 'service, MAX_QUEUE_DELAY=off', database, peer ? {} : ADMISSION_OFF, peer)
       return { subject, sizer }
     }))
     const refusing = options.subjects.includes('service') ? await start('service refusing whole', database, REFUSING_ENV, false) : undefined

@@ -15,7 +15,7 @@ import { buildBaseline, git, removeBaselines } from './baseline.js'
 import { LOAD_TOOL, SCALE_WORKLOADS, WORKLOADS, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { OVERLOAD_USAGE, overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { renderReport, type Measurement, type Options, type ScaleFill } from './report.js'
-import { API_KEY, compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
+import { ADMISSION_OFF, API_KEY, compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const SERVICE = 'service'
@@ -121,20 +121,17 @@ async function bench (options: Options, work: string): Promise<number> {
     return schema
   }
   const analyzes: Array<() => Promise<void>> = []
-  // The admission stage off: a closed loop keeps every connection busy, so a refusal on a busy
-  // machine is right, and no failure; it is followed at once by the next request, and the cheap
-  // answers would count as requests served. How the service sheds load is the overload run's.
-  const serviceEnv = { MAX_QUEUE_DELAY: 'off' }
+  // How the service sheds load is the overload run's; this closed loop measures what a request costs.
   const serviceOn = async (name: string, root: string, sqliteFile: string): Promise<Target> => {
     if (sqliteFile !== '') {
       if (root === ROOT) copyFileSync(seeded, sqliteFile)
       else await seed(root, `sqlite:${sqliteFile}`, options.animals)
-      return await startService(name, root, `sqlite:${sqliteFile}`, API_KEY, placement(name), serviceEnv)
+      return await startService(name, root, `sqlite:${sqliteFile}`, API_KEY, placement(name), ADMISSION_OFF)
     }
     const schema = await schemaFor()
     await seed(root, schema.url, options.animals)
     analyzes.push(schema.analyze)
-    return await startService(name, root, schema.url, API_KEY, placement(name), serviceEnv)
+    return await startService(name, root, schema.url, API_KEY, placement(name), ADMISSION_OFF)
   }
   const peer = async (name: string, script: string, database: 'sqlite' | 'pg'): Promise<Target> => {
     let url = `sqlite:${join(work, `${name.replace(/\W+/g, '-')}.db`)}`

@@ -27,6 +27,12 @@ export interface Target {
 /** The bearer key every target accepts and every request carries. */
 export const API_KEY = 'bench-key-0123456789abcdef'
 
+/**
+ * The service with its admission stage off, wherever a closed loop measures it: each refusal would be
+ * followed at once by the next request, and its cheap answer count as a request served.
+ */
+export const ADMISSION_OFF = { MAX_QUEUE_DELAY: 'off' }
+
 const live = new Set<ChildProcess>()
 
 async function freePort (): Promise<number> {
