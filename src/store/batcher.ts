@@ -6,7 +6,7 @@
  * refused alone. SQLite's one writer waits a turn of the event loop to gather; PostgreSQL sends
  * at once while a connection is free, and batches only what waits for one.
  */
-import type { Slots, Ticket } from './slots.js'
+import type { Slots, Waiter } from './slots.js'
 
 export interface BatchPolicy {
   /** Items in one commit at most: a batch's transaction stays short. */
@@ -15,20 +15,25 @@ export interface BatchPolicy {
   gatherTurn: boolean
 }
 
-interface Waiting<I, O> {
-  item: I
-  ticket: Ticket
-  /** In a batch already: its own turn, when it comes, is given back. */
-  taken: boolean
-  resolve: (out: O) => void
-  reject: (err: unknown) => void
+/** An item and its caller, waiting in the slots' queue itself: one object a create. */
+class Entry<I, O> implements Waiter {
+  since = 0
+  state: Waiter['state'] = 'waiting'
+
+  constructor (readonly item: I, readonly resolve: (out: O) => void, readonly refused: (err: unknown) => void,
+    private readonly turnCame: (entry: Entry<I, O>) => Promise<void>) {}
+
+  granted (): void {
+    void this.turnCame(this)
+  }
 }
 
 export class Batcher<I, O> {
   readonly #commit: (items: I[]) => Promise<O[]>
   readonly #policy: BatchPolicy
   readonly #slots: Slots
-  #waiting: Array<Waiting<I, O>> = []
+  // In arrival order; those no longer waiting (refused, or in a batch) are dropped at the next batch.
+  #waiting: Array<Entry<I, O>> = []
 
   /**
    * @param commit commits a batch on the connection its turn holds; returns one outcome per item, in order
@@ -42,40 +47,38 @@ export class Batcher<I, O> {
 
   submit (item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      const entry: Waiting<I, O> = { item, ticket: this.#slots.take(), taken: false, resolve, reject }
-      this.#waiting.push(entry)
+      const entry = new Entry<I, O>(item, resolve, reject, this.#commitFrom)
       // A free slot: its turn starts now (SQLite's gathering turn with it).
-      if (entry.ticket.atOnce) {
+      if (this.#slots.tryTake()) {
         void this.#commitFrom(entry)
         return
       }
-      entry.ticket.granted.then(async () => { await this.#commitFrom(entry) }, (err: unknown) => {
-        this.#waiting = this.#waiting.filter((waiting) => waiting !== entry)
-        reject(err)
-      })
+      this.#waiting.push(entry)
+      this.#slots.wait(entry)
     })
   }
 
-  /** The turn of `entry` came: it commits, with the items still waiting for a turn, up to a batch. */
-  async #commitFrom (entry: Waiting<I, O>): Promise<void> {
+  /** The turn of `first` came: it commits, with the items still waiting for a turn, up to a batch. */
+  readonly #commitFrom = async (first: Entry<I, O>): Promise<void> => {
     if (this.#policy.gatherTurn) await new Promise(setImmediate)
-    if (entry.taken) return entry.ticket.cancel()
-    const batch = [entry]
+    const batch = [first]
+    const left: Array<Entry<I, O>> = []
     for (const other of this.#waiting) {
-      if (batch.length === this.#policy.maxBatch) break
-      if (other.ticket.waiting) batch.push(other)
+      if (other.state !== 'waiting') continue
+      if (batch.length === this.#policy.maxBatch) {
+        left.push(other)
+        continue
+      }
+      this.#slots.leave(other)
+      batch.push(other)
     }
-    for (const waiting of batch) {
-      waiting.taken = true
-      if (waiting !== entry) waiting.ticket.cancel()
-    }
-    this.#waiting = this.#waiting.filter((waiting) => !waiting.taken)
+    this.#waiting = left
     try {
-      const outcomes = await this.#commit(batch.map((waiting) => waiting.item))
+      const outcomes = await this.#commit(batch.map((entry) => entry.item))
       if (outcomes.length !== batch.length) throw new Error(`${batch.length} items committed, ${outcomes.length} outcomes returned`)
-      batch.forEach((waiting, index) => waiting.resolve(outcomes[index]!))
+      batch.forEach((entry, index) => entry.resolve(outcomes[index]!))
     } catch (err) {
-      for (const waiting of batch) waiting.reject(err)
+      for (const entry of batch) entry.refused(err)
     } finally {
       this.#slots.release()
     }

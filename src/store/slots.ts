@@ -9,31 +9,26 @@ import { performance } from 'node:perf_hooks'
 import { ConnectionWaitExceeded } from './store-errors.js'
 import type { ConnectionWaits } from './store.js'
 
-/** A caller's place: `granted` settles once a slot is its own (release it then), or past the bound. */
-export interface Ticket {
-  readonly granted: Promise<void>
-  /** A slot was free: `granted` is settled already, and the caller may go on at once. */
-  readonly atOnce: boolean
-  /** Still waiting for a slot. */
-  readonly waiting: boolean
-  /** No longer wanted: a wait is given up, a slot already granted is released. */
-  cancel: () => void
-}
-
-interface Waiter {
+/**
+ * A caller's place in the queue, told once: `granted` (the slot is its own: release it then) or
+ * `refused` past the bound. The caller's own object, so a wait costs no promise of ours.
+ */
+export interface Waiter {
+  /** When it began to wait: set by the slots. */
   since: number
+  /** Set by the slots: `gone` once refused or left. */
   state: 'waiting' | 'granted' | 'gone'
-  grant: () => void
-  refuse: (err: Error) => void
+  granted: () => void
+  refused: (err: Error) => void
 }
 
 const GRANTED_AT_ONCE = Promise.resolve()
 
-/** @example const slots = new Slots(10, 1_000); await slots.take().granted; try { … } finally { slots.release() } */
+/** @example const slots = new Slots(10, 1_000); await slots.take(); try { … } finally { slots.release() } */
 export class Slots implements ConnectionWaits {
   readonly #maxWaitMs: number
   #free: number
-  // First come, first served; given-up waiters are skipped when met.
+  // First come, first served; waiters gone are skipped when met.
   readonly #queue: Waiter[] = []
   #waiting = 0
   #timer: NodeJS.Timeout | undefined
@@ -43,31 +38,34 @@ export class Slots implements ConnectionWaits {
     this.#maxWaitMs = maxWaitMs
   }
 
-  take (): Ticket {
-    if (this.#free > 0 && this.#waiting === 0) {
-      this.#free--
-      let held = true
-      return { granted: GRANTED_AT_ONCE, atOnce: true, waiting: false, cancel: () => { if (held) this.release(); held = false } }
-    }
-    const waiter: Waiter = { since: performance.now(), state: 'waiting', grant: () => {}, refuse: () => {} }
-    const granted = new Promise<void>((resolve, reject) => {
-      waiter.grant = resolve
-      waiter.refuse = reject
-    })
+  /** A slot, now if one is free and nobody waits first: then it is the caller's, to release. */
+  tryTake (): boolean {
+    if (this.#free === 0 || this.#waiting > 0) return false
+    this.#free--
+    return true
+  }
+
+  /** Queues `waiter` for the next free slot. */
+  wait (waiter: Waiter): void {
+    waiter.since = performance.now()
+    waiter.state = 'waiting'
     this.#queue.push(waiter)
     this.#waiting++
     this.#timer ??= setTimeout(this.#expire, this.#maxWaitMs)
-    return {
-      granted,
-      atOnce: false,
-      get waiting () { return waiter.state === 'waiting' },
-      cancel: () => {
-        if (waiter.state === 'granted') this.release()
-        else if (waiter.state === 'waiting') this.#waiting--
-        waiter.state = 'gone'
-        this.#stopTimerIfNoneWaits()
-      }
-    }
+  }
+
+  /** A slot, waited for if need be; rejects with ConnectionWaitExceeded past the bound. */
+  take (): Promise<void> {
+    if (this.tryTake()) return GRANTED_AT_ONCE
+    return new Promise((resolve, reject) => { this.wait({ since: 0, state: 'waiting', granted: resolve, refused: reject }) })
+  }
+
+  /** `waiter` no longer waits: it will be neither granted nor refused. */
+  leave (waiter: Waiter): void {
+    if (waiter.state !== 'waiting') return
+    waiter.state = 'gone'
+    this.#waiting--
+    this.#stopTimerIfNoneWaits()
   }
 
   /** Gives a held slot back: to the next waiter, if any. */
@@ -80,7 +78,7 @@ export class Slots implements ConnectionWaits {
     next.state = 'granted'
     this.#waiting--
     this.#stopTimerIfNoneWaits()
-    next.grant()
+    next.granted()
   }
 
   count (): number {
@@ -113,7 +111,7 @@ export class Slots implements ConnectionWaits {
       this.#queue.shift()
       oldest.state = 'gone'
       this.#waiting--
-      oldest.refuse(new ConnectionWaitExceeded(this.#maxWaitMs))
+      oldest.refused(new ConnectionWaitExceeded(this.#maxWaitMs))
     }
     const oldest = this.#next(false)
     if (oldest !== undefined) this.#timer = setTimeout(this.#expire, this.#maxWaitMs - (now - oldest.since))

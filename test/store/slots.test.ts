@@ -2,26 +2,29 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Batcher } from '../../src/store/batcher.js'
-import { Slots } from '../../src/store/slots.js'
+import { Slots, type Waiter } from '../../src/store/slots.js'
 import { ConnectionWaitExceeded } from '../../src/store/store-errors.js'
+
+/** A waiter that records what it was told. */
+function waiter (told: string[], name: string): Waiter {
+  return { since: 0, state: 'waiting', granted: () => told.push(`${name} granted`), refused: () => told.push(`${name} refused`) }
+}
 
 describe('Slots: turns for a connection, each wait bounded', () => {
   it('grants free slots at once, then in the order asked, and counts who waits and for how long', async () => {
     const slots = new Slots(2, 1_000)
-    assert.equal(slots.take().atOnce, true)
-    assert.equal(slots.take().atOnce, true)
+    assert.equal(slots.tryTake(), true)
+    await slots.take()
+    assert.equal(slots.tryTake(), false)
     const order: string[] = []
-    const third = slots.take()
-    const fourth = slots.take()
-    void third.granted.then(() => order.push('third'))
-    void fourth.granted.then(() => order.push('fourth'))
+    const third = slots.take().then(() => order.push('third'))
+    const fourth = slots.take().then(() => order.push('fourth'))
     assert.equal(slots.count(), 2)
     await sleep(30)
     assert.ok(slots.oldestMs() >= 25, `the oldest waited ${slots.oldestMs()} ms`)
     slots.release()
     slots.release()
-    await third.granted
-    await fourth.granted
+    await Promise.all([third, fourth])
     assert.deepEqual(order, ['third', 'fourth'])
     assert.equal(slots.count(), 0)
     assert.equal(slots.oldestMs(), 0)
@@ -29,30 +32,32 @@ describe('Slots: turns for a connection, each wait bounded', () => {
 
   it('refuses a wait past its bound with ConnectionWaitExceeded, and gives the slot to the next waiter', async () => {
     const slots = new Slots(1, 50)
-    slots.take()
+    assert.equal(slots.tryTake(), true)
     const started = performance.now()
-    const refused = slots.take()
-    await assert.rejects(refused.granted, (err) => err instanceof ConnectionWaitExceeded && err.waitedMs === 50)
+    await assert.rejects(slots.take(), (err) => err instanceof ConnectionWaitExceeded && err.waitedMs === 50)
     const waited = performance.now() - started
     assert.ok(waited >= 45 && waited < 1_000, `refused after ${waited} ms`)
     assert.equal(slots.count(), 0)
     const next = slots.take()
     slots.release()
-    await next.granted
+    await next
   })
 
-  it('forgets a cancelled wait, and takes back a slot granted to one who no longer wants it', async () => {
-    const slots = new Slots(1, 1_000)
-    const holder = slots.take()
-    const leaving = slots.take()
-    const staying = slots.take()
-    leaving.cancel()
+  it('forgets a waiter that left: it is neither granted nor refused, and the next one is', async () => {
+    const slots = new Slots(1, 50)
+    assert.equal(slots.tryTake(), true)
+    const told: string[] = []
+    const leaving = waiter(told, 'leaving')
+    slots.wait(leaving)
+    slots.wait(waiter(told, 'staying'))
+    slots.leave(leaving)
     assert.equal(slots.count(), 1)
     slots.release()
-    await staying.granted
-    staying.cancel()
-    assert.equal(slots.take().atOnce, true, 'the slot came back')
-    holder.cancel()
+    assert.deepEqual(told, ['staying granted'])
+    slots.release()
+    assert.equal(slots.tryTake(), true, 'the slot came back')
+    await sleep(80)
+    assert.deepEqual(told, ['staying granted'], 'no refusal after the bound')
   })
 })
 

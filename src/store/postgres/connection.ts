@@ -40,7 +40,7 @@ export function openConnections (url: string, { max, timeoutMs, poolWaitMs, stan
   const pool = openPool(url, max + 1, timeoutMs, standby)
   const slots = new Slots(max, poolWaitMs)
   async function inTurn<T> (use: () => Promise<T>): Promise<T> {
-    await slots.take().granted
+    await slots.take()
     try {
       return await use()
     } finally {
