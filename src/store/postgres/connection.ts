@@ -39,6 +39,7 @@ export interface Connections {
 export function openConnections (url: string, { max, timeoutMs, poolWaitMs, standby }: PoolOptions): Connections {
   const pool = openPool(url, max + 1, timeoutMs, standby)
   const slots = new Slots(max, poolWaitMs)
+  // One async layer a call: pool.query's own promise is awaited in the turn, not wrapped again.
   async function inTurn<T> (use: () => Promise<T>): Promise<T> {
     await slots.take()
     try {
@@ -50,8 +51,8 @@ export function openConnections (url: string, { max, timeoutMs, poolWaitMs, stan
   return {
     slots,
     pool,
-    query: async (text, values) => await inTurn(async () => await pool.query(text, values)),
-    transaction: async (work) => await inTurn(async () => await transaction(pool, work)),
+    query: (text, values) => inTurn(() => pool.query(text, values)),
+    transaction: (work) => inTurn(() => transaction(pool, work)),
     ping: async () => { await pool.query('SELECT 1') }
   }
 }
