@@ -3,7 +3,7 @@
  * sent, so a retry while the first is still uploading its body or committing gets 409
  * (src/domain/pets.ts holdIdempotencyKey).
  */
-import type { onRequestHookHandler, onSendHookHandler } from 'fastify'
+import type { onRequestHookHandler, onRouteHookHandler, onSendHookHandler } from 'fastify'
 import type { PetCatalogue } from '../domain/pets.js'
 import { IDEMPOTENCY_KEY_MAX } from '../schemas/operations.js'
 import { HttpError } from './errors.js'
@@ -26,12 +26,13 @@ function idempotencyKeyOf (header: string[] | undefined): string | undefined {
 }
 
 /**
- * Holds the key of an authenticated create, until the response is sent or the client leaves.
- * @example app.addHook('onRequest', holdIdempotencyKey(catalogue)); app.addHook('onSend', releaseIdempotencyKey)
+ * The hold on the routes marked `idempotent` alone, as their own hooks (after every stage of the
+ * app's): from the headers of an authenticated create until its answer is sent or the client
+ * leaves, then a retry replays it. Other routes meet no hook of it.
+ * @example app.addHook('onRoute', holdIdempotencyKeys(catalogue))
  */
-export function holdIdempotencyKey (catalogue: PetCatalogue): onRequestHookHandler {
-  return (request, reply, done) => {
-    if (request.state.route.config.idempotent !== true) return done()
+export function holdIdempotencyKeys (catalogue: PetCatalogue): onRouteHookHandler {
+  const hold: onRequestHookHandler = (request, reply, done) => {
     const key = idempotencyKeyOf(request.raw.headersDistinct['idempotency-key'])
     const caller = request.state.caller
     if (key === undefined || caller === undefined) return done()
@@ -40,10 +41,13 @@ export function holdIdempotencyKey (catalogue: PetCatalogue): onRequestHookHandl
     reply.raw.once('close', release) // the client went away, or the response is done
     done()
   }
-}
-
-/** Frees the key as its answer goes out: a retry from then on replays it. */
-export const releaseIdempotencyKey: onSendHookHandler = (request, _reply, payload, done) => {
-  request.state.idempotency?.release()
-  done(null, payload)
+  const release: onSendHookHandler = (request, _reply, payload, done) => {
+    request.state.idempotency?.release()
+    done(null, payload)
+  }
+  return (route) => {
+    if (route.config?.idempotent !== true) return
+    route.onRequest = [...[route.onRequest ?? []].flat(), hold]
+    route.onSend = [release, ...[route.onSend ?? []].flat()]
+  }
 }

@@ -19,7 +19,7 @@ import { authenticate, requireBearer, requireScope } from './auth.js'
 import { deprecationHeaders, refuseAfterSunset } from './deprecation.js'
 import { renderError } from './error-handler.js'
 import { forgedKeyThrottle } from './forged-key-throttle.js'
-import { holdIdempotencyKey, releaseIdempotencyKey } from './idempotency-hold.js'
+import { holdIdempotencyKeys } from './idempotency-hold.js'
 import { JSON_CONTENT_TYPE, parseJsonBody } from './json-body.js'
 import { clientErrorHandlerFor, serverFactoryFor } from './node-server.js'
 import { perKeyRateLimit } from './rate-limit.js'
@@ -133,9 +133,8 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   // After auth: 410 only for a caller with a valid key.
   app.addHook('onRequest', refuseAfterSunset(deprecation))
   await app.register(requestMetrics, { metrics })
-  // A create's Idempotency-Key, held from here until its answer goes out.
-  app.addHook('onRequest', holdIdempotencyKey(options.catalogue))
-  app.addHook('onSend', releaseIdempotencyKey)
+  // A create's Idempotency-Key, held from here until its answer goes out: hooks of that route alone.
+  app.addHook('onRoute', holdIdempotencyKeys(options.catalogue))
   // The route: its body read as JSON and its parts checked by its schema (src/schemas), then its
   // handler (src/http/routes/); a request no route takes, the catch-all.
   app.removeAllContentTypeParsers()
