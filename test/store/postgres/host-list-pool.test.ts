@@ -28,10 +28,13 @@ else {
       client.on('error', () => {})
       await client.connect()
       const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')
+      // pg_terminate_backend returns before the backend exits: the client's end is awaited.
+      const ended = new Promise((resolve) => client.once('end', resolve))
       const killer = new pg.Client({ connectionString: url })
       await killer.connect()
       await killer.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid])
       await killer.end()
+      await ended
       await assert.rejects(client.query('SELECT 1'))
       assert.equal(reusable(client).queryable, false, 'pg.Client clears _queryable when its connection is lost')
     })
