@@ -39,7 +39,20 @@ export interface Connections {
 export function openConnections (url: string, { max, timeoutMs, poolWaitMs, standby }: PoolOptions): Connections {
   const pool = openPool(url, max + 1, timeoutMs, standby)
   const slots = new Slots(max, poolWaitMs)
-  // One async layer a call: pool.query's own promise is awaited in the turn, not wrapped again.
+  // A statement's turn ends in pg's callback, so the next waiter's is sent before this answer is written.
+  function query<R extends pg.QueryResultRow> (text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return new Promise((resolve, reject) => {
+      const send = (): void => {
+        pool.query<R>(text, values, (err, result) => {
+          slots.release()
+          if (err == null) resolve(result)
+          else reject(err)
+        })
+      }
+      if (slots.tryTake()) send()
+      else slots.wait({ since: 0, state: 'waiting', granted: send, refused: reject })
+    })
+  }
   async function inTurn<T> (use: () => Promise<T>): Promise<T> {
     await slots.take()
     try {
@@ -51,7 +64,7 @@ export function openConnections (url: string, { max, timeoutMs, poolWaitMs, stan
   return {
     slots,
     pool,
-    query: (text, values) => inTurn(() => pool.query(text, values)),
+    query,
     transaction: (work) => inTurn(() => transaction(pool, work)),
     ping: async () => { await pool.query('SELECT 1') }
   }
