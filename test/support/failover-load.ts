@@ -36,9 +36,12 @@ export interface Acknowledged {
 
 /** A time Patroni's `/primary` began to answer 200 on a node, or stopped answering on every node. */
 export interface PrimaryChange {
+  /** When the watch first saw it (an answer's end: a little after the change). */
   at: number
   /** The new primary, or undefined when none answers. */
   node: string | undefined
+  /** The latest time it surely still held: the start of the oldest poll behind the last answers that agreed. */
+  heldAt: number
 }
 
 export interface Load {
@@ -181,21 +184,25 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
   const stopping = new AbortController()
 
   const watchPrimary = async (): Promise<void> => {
-    // A node whose REST API is slow to answer (a busy machine) keeps the role it was last seen in.
-    const isPrimary = new Map<string, boolean>()
+    // Each node's last answer and the start of its poll; a node whose REST API is slow to answer
+    // (a busy machine) keeps the role, and the time, it was last seen in.
+    const seen = new Map<string, { primary: boolean, polledAt: number }>()
     let current: string | undefined = 'none yet'
     while (!stopping.signal.aborted) {
+      const polledAt = Date.now()
       await Promise.all(cluster.nodes.map(async (node) => {
         try {
           const response = await fetch(`http://127.0.0.1:${node.restPort}/primary`, { signal: AbortSignal.timeout(2_000) })
           await response.body?.cancel()
-          isPrimary.set(node.name, response.status === 200)
+          seen.set(node.name, { primary: response.status === 200, polledAt })
         } catch (err) {
-          if ((err as Error).name !== 'TimeoutError') isPrimary.set(node.name, false)
+          if ((err as Error).name !== 'TimeoutError') seen.set(node.name, { primary: false, polledAt })
         }
       }))
-      const primary = cluster.nodes.find((node) => isPrimary.get(node.name) === true)?.name
-      if (primary !== current) primaryChanges.push({ at: Date.now(), node: primary })
+      const primary = cluster.nodes.find((node) => seen.get(node.name)?.primary === true)?.name
+      const heldAt = Math.min(...cluster.nodes.map((node) => seen.get(node.name)?.polledAt ?? polledAt))
+      if (primary !== current) primaryChanges.push({ at: Date.now(), node: primary, heldAt })
+      else primaryChanges.at(-1)!.heldAt = heldAt
       current = primary
       await sleep(100)
     }
