@@ -24,26 +24,11 @@ ALONE=(
   test/deploy/rolling-update.test.ts # replaces instances under load within SHUTDOWN_DELAY's margin over the endpoint's removal: a busy CPU eats it
   test/image/image.test.ts # builds the image: podman's build takes every core
 )
-# The longest files start first, so that no long one is left running alone at the end; the two that
-# mostly wait (key-rotation's cache windows, hostile-input's timeouts) start among files that compute.
-FIRST=(
-  packages/client/test/petstore-client.test.ts
-  test/process/crash-safety.test.ts
-  test/cli/import-export.test.ts
-  test/http/key-rotation.test.ts
-  test/bench/smoke.test.ts
-  test/cli/seed.test.ts
-  test/http/hostile-input.test.ts
-  test/http/methods.test.ts
-  packages/client/test/installed.test.ts
-  test/process/start.test.ts
-  test/deploy/prometheus.test.ts
-)
-
 # A name left behind by a move would drop its file from its list unseen.
-for file in "${ALONE[@]}" "${FIRST[@]}"; do [ -f "$file" ] || { echo "scripts/test.sh: $file does not exist" >&2; exit 1; }; done
+for file in "${ALONE[@]}"; do [ -f "$file" ] || { echo "scripts/test.sh: $file does not exist" >&2; exit 1; }; done
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
-mapfile -t TOGETHER < <(printf '%s\n' "${FIRST[@]}" "${ALL[@]}" | awk '!seen[$0]++' | grep -vxF -f <(printf '%s\n' "${ALONE[@]}"))
+# node --test runs its files in the order of their names, whatever order they are given in.
+mapfile -t TOGETHER < <(printf '%s\n' "${ALL[@]}" | grep -vxF -f <(printf '%s\n' "${ALONE[@]}"))
 
 compiled () { for file in "$@"; do echo "$BUILD/${file%.ts}.js"; done; }
 # --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/cli.ts).
