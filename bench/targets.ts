@@ -35,12 +35,28 @@ export const ADMISSION_OFF = { MAX_QUEUE_DELAY: 'off' }
 
 const live = new Set<ChildProcess>()
 
+/** Where the kernel's range for listen(0) and outgoing connections begins (ip_local_port_range). */
+const EPHEMERAL_FROM = Number(read('/proc/sys/net/ipv4/ip_local_port_range').split(/\s+/)[0]) || 32_768
+const givenPorts = new Set<number>()
+
+/**
+ * A port that binds now, below the kernel's range: one found free inside it could be taken by another
+ * program's listen(0) or connection (the tests beside the smoke run) before the child binds it.
+ */
 async function freePort (): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
+  for (;;) {
+    const port = 10_000 + Math.floor(Math.random() * (EPHEMERAL_FROM - 10_000))
+    if (givenPorts.has(port)) continue
+    const server = createServer()
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => { resolve(false) })
+      server.listen(port, '127.0.0.1', () => { resolve(true) })
+    })
+    if (!bound) continue
+    await new Promise((resolve) => server.close(resolve))
+    givenPorts.add(port)
+    return port
+  }
 }
 
 /** A process and its descendants (the service's cluster workers), from /proc. */
