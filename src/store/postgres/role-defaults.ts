@@ -44,8 +44,8 @@ export async function setRoleDefaults (query: Query, defaults: RoleDefaults): Pr
 
 /**
  * Records the defaults of the role in this database that it lacks: one read of
- * pg_db_role_setting, then an ALTER ROLE for each; under the migration lock, as two
- * concurrent ALTER ROLE on one role fail.
+ * pg_db_role_setting, then an ALTER ROLE for each; under a lock of the role's own, as two
+ * concurrent ALTER ROLE on one role and database fail, whatever schema each instance migrates.
  * @example await recordRoleDefaults(query, roleDefaults(5_000, true))
  */
 export async function recordRoleDefaults (query: Query, defaults: RoleDefaults): Promise<void> {

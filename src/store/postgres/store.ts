@@ -23,6 +23,8 @@ import { PET_COLUMNS, rowToApiKey, type ApiKeyRow } from './rows.js'
 // Any constant unique to this service, hashed with the schema: migrations of several
 // instances on one schema run one at a time, while other schemas do not wait.
 export const MIGRATION_LOCK = 7_370_736_174
+// Hashed with the role: the role's defaults are its database's, shared by every schema in it.
+const ROLE_DEFAULTS_LOCK = 7_370_736_175
 // Migrations may rebuild tables, and an instance may wait for another's: not bounded by timeoutMs.
 const MIGRATION_TIMEOUT_MS = 30 * 60_000
 
@@ -68,13 +70,17 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
     waits: connections.slots,
 
     async migrate () {
-      return await transaction(async (client) => {
-        const query = async <R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> =>
-          await client.query<R>({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)
+      const inTransaction = async <T>(work: (query: Query) => Promise<T>): Promise<T> => await transaction(async (client) =>
+        await work(async (text, values = []) => await client.query({ text, values, query_timeout: MIGRATION_TIMEOUT_MS } as pg.QueryConfig)))
+      // Committed before the migration, which may be long: instances of other schemas wait only for this.
+      await inTransaction(async (query) => {
+        await query('SELECT pg_advisory_xact_lock(hashtextextended(current_user, $1))', [ROLE_DEFAULTS_LOCK])
+        await recordRoleDefaults(query, defaults)
+      })
+      return await inTransaction(async (query) => {
         await setRoleDefaults(query, defaults)
         await query(`SET LOCAL statement_timeout = ${MIGRATION_TIMEOUT_MS}`)
         await query('SELECT pg_advisory_xact_lock(hashtextextended(current_schema(), $1))', [MIGRATION_LOCK])
-        await recordRoleDefaults(query, defaults)
         await query(`CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`)
         const { rows } = await query<{ version: number }>(`SELECT version FROM ${MIGRATIONS_TABLE}`)
         const applied: number[] = []

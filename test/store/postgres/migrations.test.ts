@@ -29,6 +29,39 @@ describe('postgres: migrations at the same moment', () => {
     })
   }
 
+  // A schema needs search_path as a startup parameter, which PgBouncer refuses: the server itself only.
+  for (const postgres of backends('postgres')) {
+    it(`${postgres.name}: stores of several schemas migrating one fresh database concurrently all record the role's defaults`, async () => {
+      const database = await createTestDatabase(postgres.name)
+      const admin = new pg.Client({ connectionString: database.url })
+      await admin.connect()
+      try {
+        const schemas = ['one', 'two', 'three', 'four']
+        await admin.query(schemas.map((schema) => `CREATE SCHEMA ${schema};`).join(''))
+        // The race is in a window of milliseconds: a few rounds, each on a role with no default yet.
+        for (let round = 0; round < 5; round++) {
+          await admin.query(`ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(new URL(database.url).pathname.slice(1))} RESET ALL`)
+          const stores = await Promise.all(schemas.map(async (schema) => {
+            const url = new URL(database.url)
+            url.searchParams.set('options', `-c search_path=${schema}`)
+            return await openStore(url.href)
+          }))
+          try {
+            await Promise.all(stores.map(async (store) => await store.migrate()))
+          } finally {
+            await Promise.all(stores.map(async (store) => await store.close()))
+          }
+        }
+        const { rows } = await admin.query<{ setconfig: string[] }>(`SELECT setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+          WHERE d.datname = current_database() AND s.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)`)
+        assert.deepEqual(rows.map((row) => row.setconfig.map((setting) => setting.split('=')[0]).sort()), [['idle_in_transaction_session_timeout', 'statement_timeout']])
+      } finally {
+        await admin.end()
+        await database.drop()
+      }
+    })
+  }
+
   for (const postgres of backends('postgres', 'pgbouncer')) {
     it(`${postgres.name}: a store waits for another instance's long migration, past its query timeout, instead of failing to start`, async () => {
       const database = await createTestDatabase(postgres.name)
