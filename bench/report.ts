@@ -117,7 +117,7 @@ function comparison (main: Measurement[], workloads: readonly Workload[]): strin
 }
 
 function scaleSection (input: ReportInput, scale: Measurement[]): string {
-  const lines = ['## The scale curve', 'The service alone, filled by `petstore seed` (timed below), every size started once and measured in turn within each run.']
+  const lines = ['## The scale curve', 'The service alone, filled by `petstore seed` (timed below), every size started afresh for each run and measured in turn within it.']
   for (const database of [...new Set(scale.map((m) => m.base))]) {
     const fills = input.fills.filter((fill) => fill.database === database)
     const cells = (workload: string, animals: number): string => {
@@ -144,7 +144,7 @@ export function renderReport (input: ReportInput): string {
     `- Command: \`${input.command}\`; ${Math.round(input.seconds)} s.`,
     `- Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}; load average ${input.loadAverages[0].toFixed(2)} at the start, ${input.loadAverages[1].toFixed(2)} at the end.`,
     `- Load: ${input.loadTool}, ${options.connections} connections over loopback; ${input.pinned ? 'servers on core 0, the load on core 1 (`taskset`); PostgreSQL unpinned' : 'nothing pinned'}.`,
-    `- Each target started once, on ${rate(options.animals)} animals; each workload run ${options.runs} time(s) per target, interleaved: ${options.warmup} s warm-up, ${options.duration} s measured. ` +
+    `- Each target on ${rate(options.animals)} animals, started afresh for each of ${options.runs} run(s); in each run every workload, the targets interleaved: ${options.warmup} s warm-up, ${options.duration} s measured. ` +
       'Medians over the runs; failed is their sum (statuses of 400 and up, socket errors); peak RSS is the high-water mark of the workload\'s run; CPU/req the user and system time of the target\'s processes over the measured seconds ÷ the requests.',
     `- The service as users run it: \`${input.serviceArguments}\`, filled by \`petstore seed\`, every feature on (request log at \`info\` to a file, metrics, the rate limit counting, never reached).` +
       (input.baseline === undefined ? '' : ` Beside it the ${input.baseline}, built in a worktree of its own and filled by its own \`petstore seed\`.`),

@@ -1,5 +1,5 @@
 /**
- * The servers under load, each a child process started once per bench: the service as users
+ * The servers under load, each a child process started afresh for every run: the service as users
  * run it (`npm start`'s node arguments on dist/, filled by `petstore seed`), and the peers
  * (bench/peers/, compiled to plain JavaScript). Reads their CPU time and peak RSS from /proc.
  */
