@@ -1,7 +1,8 @@
 /**
  * The peers' storage, the plain code a team writes: the service's table and index, three
  * queries, on better-sqlite3 (a file, WAL, synchronous=FULL: every 201 durable) or on a `pg`
- * pool of 10. Filled at each start from `petstore export`'s JSON Lines (the service's animals), those already there kept.
+ * pool of 10. Filled at each start from `petstore export`'s JSON Lines (the service's animals),
+ * keeping the rows already there.
  */
 import { readFileSync } from 'node:fs'
 import Database from 'better-sqlite3'

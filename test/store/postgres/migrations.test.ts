@@ -5,6 +5,7 @@ import { openStore } from '../../../src/store/open-store.js'
 import { MIGRATIONS } from '../../../src/store/postgres/migrations.js'
 import { MIGRATION_LOCK } from '../../../src/store/postgres/store.js'
 import { backends, createTestDatabase } from '../../support/helper.js'
+import { createSchema } from '../../support/postgres-schema.js'
 
 describe('postgres: migrations at the same moment', () => {
   for (const postgres of backends('postgres', 'pgbouncer')) {
@@ -36,16 +37,11 @@ describe('postgres: migrations at the same moment', () => {
       const admin = new pg.Client({ connectionString: database.url })
       await admin.connect()
       try {
-        const schemas = ['one', 'two', 'three', 'four']
-        await admin.query(schemas.map((schema) => `CREATE SCHEMA ${schema};`).join(''))
+        const schemas = await Promise.all([1, 2, 3, 4].map(async () => await createSchema(database.url, 'migrating')))
         // The race is in a window of milliseconds: a few rounds, each on a role with no default yet.
         for (let round = 0; round < 5; round++) {
           await admin.query(`ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(new URL(database.url).pathname.slice(1))} RESET ALL`)
-          const stores = await Promise.all(schemas.map(async (schema) => {
-            const url = new URL(database.url)
-            url.searchParams.set('options', `-c search_path=${schema}`)
-            return await openStore(url.href)
-          }))
+          const stores = await Promise.all(schemas.map(async (schema) => await openStore(schema.url)))
           try {
             await Promise.all(stores.map(async (store) => await store.migrate()))
           } finally {
