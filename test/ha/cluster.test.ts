@@ -1,8 +1,9 @@
 /**
  * The service on one Patroni cluster behind HAProxy (test/support/ha-cluster.ts), the whole leg on
  * it: lists and gets from the synchronous standby, then the failover (a planned switchover, a
- * leader killed as its machine dies, the old leader rejoining) under create and read load, once
- * through HAProxy's primary listener and once on both nodes in libpq's multi-host form.
+ * leader killed as its machine dies, the old leader rejoining) under create and read load, on
+ * instances through HAProxy's primary listener and on instances given both nodes in libpq's
+ * multi-host form, all at once.
  */
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
@@ -17,6 +18,8 @@ import { FAILOVER_BOUND_MS, haClusterMissing, startHaCluster, type HaCluster } f
 const RECOVERY_LIMIT_MS = 10_000
 /** The tail of the run in which every answer must be a success. */
 const CALM_TAIL_MS = 5_000
+/** How each instance of the failover reaches the primary: its index in the load's origins. */
+const INSTANCE_URLS = ['HAProxy', 'HAProxy', 'multi-host URL', 'multi-host URL']
 /** HAProxy marks a node down after 3 failed checks 500 ms apart (1.5 s, and a busy machine's delays): /readyz may pass until then. */
 const HAPROXY_NOTICE_MS = 2_500
 
@@ -208,73 +211,73 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
     })
   })
 
-  // Through HAProxy's primary listener, then on both nodes directly (no target_session_attrs: read-write), as pg_auto_failover and Patroni without a proxy are reached.
-  for (const multiHost of [false, true]) {
-    describe(`failover through ${multiHost ? 'the multi-host URL' : 'HAProxy'}`, () => {
-      let instances: TestServer[] = []
-      before(async () => {
-        const database = { url: multiHost ? cluster.multiHostUrl : cluster.primaryUrl, directUrl: cluster.primaryUrl, drop: async () => {} }
-        instances = await Promise.all([startTestServer({ database }), startTestServer({ database })])
-      })
-      after(async () => {
-        for (const instance of instances) await instance.close()
-      })
-
-      it('rides out a switchover, a killed leader and its return: no 500, no dropped connection, every create stored once', async () => {
-        const load = startFailoverLoad(cluster, instances.map((instance) => instance.origin))
-        const events: Array<{ name: string, at: number }> = []
-        let killed: string
-        try {
-          await sleep(3_000)
-          events.push({ name: 'switchover', at: Date.now() })
-          await cluster.switchover()
-          await sleep(5_000)
-          events.push({ name: 'leader killed', at: Date.now() })
-          killed = await cluster.killLeader()
-          await until(() => load.primaryChanges.at(-1)?.node !== undefined && load.primaryChanges.at(-1)?.node !== killed, 60_000)
-          await sleep(RECOVERY_LIMIT_MS)
-          events.push({ name: 'old leader rejoins', at: Date.now() })
-          await cluster.restartNode(killed)
-          await sleep(CALM_TAIL_MS + 2_000)
-        } finally {
-          await load.stop()
-        }
-        const endedAt = Date.now()
-
-        const stored = await storedIds(cluster.primaryUrl, load.acknowledged.map((ack) => ack.name))
-        const report = summarize(load, events, endedAt)
-        console.log([...report.lines, `  stored: ${stored.size} of the acknowledged names, ${[...stored.values()].flat().length} animals`,
-          ...causesOf503(instances, report.promotions)].join('\n'))
-
-        assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, or 503 with Retry-After and the Error body')
-        for (const promotion of report.promotions) {
-          assert.ok(promotion.recoveredInMs <= RECOVERY_LIMIT_MS, `creates succeeded again ${promotion.recoveredInMs} ms after ${promotion.node} was promoted`)
-        }
-        assert.equal(report.promotions.length, 2, 'a promotion for the switchover and one for the killed leader')
-        for (const gap of report.gaps) {
-          assert.ok(gap.to - gap.from < FAILOVER_BOUND_MS, `no primary for ${gap.to - gap.from} ms: above FAILOVER_BOUND_MS, which readiness probes outlast`)
-        }
-        const tail = load.answers.filter((answer) => answer.endedAt > endedAt - CALM_TAIL_MS && answer.kind !== 'readyz')
-        assert.ok(tail.length > 0)
-        assert.deepEqual(tail.filter((answer) => answer.status >= 300).map(describeFault), [], `the last ${CALM_TAIL_MS / 1000} s all successes`)
-
-        // /readyz: 503 once HAProxy has marked the dead primary down and for as long as no node surely answered as the primary; 200 at the end.
-        for (const gap of report.gaps.filter((gap) => gap.heldTo - gap.from > HAPROXY_NOTICE_MS)) {
-          const within = load.answers.filter((answer) => answer.kind === 'readyz' && answer.startedAt > gap.from + HAPROXY_NOTICE_MS && answer.endedAt < gap.heldTo)
-          assert.ok(within.length > 0, 'readyz probed while no primary answered')
-          assert.deepEqual(within.filter((answer) => answer.status !== 503).map(describeFault), [], '/readyz 503 while no primary answers')
-        }
-        const lastProbes = load.answers.filter((answer) => answer.kind === 'readyz' && answer.endedAt > endedAt - CALM_TAIL_MS)
-        assert.ok(lastProbes.length > 0 && lastProbes.every((answer) => answer.status === 200), '/readyz 200 after')
-
-        assert.deepEqual(load.clientCalls.filter((call) => call.error !== undefined).map((call) => call.error), [], 'the client package rode out every outage')
-        assert.ok(report.clientLongestMs >= 1_000, 'the client waited through an outage')
-
-        const wrong = load.acknowledged.filter((ack) => stored.get(ack.name)?.join() !== ack.id)
-        assert.deepEqual(wrong.slice(0, 5).map((ack) => `${ack.name}: acknowledged ${ack.id}, stored ${stored.get(ack.name)?.join() ?? 'nowhere'}`), [], 'every acknowledged create stored exactly once')
-      })
+  // Two instances through HAProxy's primary listener and two on both nodes directly (no target_session_attrs: read-write),
+  // as pg_auto_failover and Patroni without a proxy are reached: one failover for both ways of reaching the primary.
+  describe('failover through HAProxy and through the multi-host URL', () => {
+    let instances: TestServer[] = []
+    before(async () => {
+      instances = await Promise.all(INSTANCE_URLS.map(async (way) => await startTestServer({
+        database: { url: way === 'HAProxy' ? cluster.primaryUrl : cluster.multiHostUrl, directUrl: cluster.primaryUrl, drop: async () => {} }
+      })))
     })
-  }
+    after(async () => {
+      for (const instance of instances) await instance.close()
+    })
+
+    it('rides out a switchover, a killed leader and its return: no 500, no dropped connection, every create stored once', async () => {
+      const load = startFailoverLoad(cluster, instances.map((instance) => instance.origin), { writersPerInstance: 2 })
+      const events: Array<{ name: string, at: number }> = []
+      let killed: string
+      try {
+        await sleep(3_000)
+        events.push({ name: 'switchover', at: Date.now() })
+        await cluster.switchover()
+        await sleep(5_000)
+        events.push({ name: 'leader killed', at: Date.now() })
+        killed = await cluster.killLeader()
+        await until(() => load.primaryChanges.at(-1)?.node !== undefined && load.primaryChanges.at(-1)?.node !== killed, 60_000)
+        await sleep(RECOVERY_LIMIT_MS)
+        events.push({ name: 'old leader rejoins', at: Date.now() })
+        await cluster.restartNode(killed)
+        await sleep(CALM_TAIL_MS + 2_000)
+      } finally {
+        await load.stop()
+      }
+      const endedAt = Date.now()
+
+      const stored = await storedIds(cluster.primaryUrl, load.acknowledged.map((ack) => ack.name))
+      const report = summarize(load, events, endedAt)
+      console.log([...report.lines, `  stored: ${stored.size} of the acknowledged names, ${[...stored.values()].flat().length} animals`,
+        ...causesOf503(instances, report.promotions)].join('\n'))
+
+      assert.deepEqual(load.answers.filter((answer) => answer.fault !== undefined).slice(0, 5).map(describeFault), [], 'every answer 200, 201, or 503 with Retry-After and the Error body')
+      for (const promotion of report.promotions) {
+        assert.ok(promotion.recoveredInMs <= RECOVERY_LIMIT_MS, `creates succeeded again ${promotion.recoveredInMs} ms after ${promotion.node} was promoted`)
+      }
+      assert.equal(report.promotions.length, 2, 'a promotion for the switchover and one for the killed leader')
+      for (const gap of report.gaps) {
+        assert.ok(gap.to - gap.from < FAILOVER_BOUND_MS, `no primary for ${gap.to - gap.from} ms: above FAILOVER_BOUND_MS, which readiness probes outlast`)
+      }
+      const tail = load.answers.filter((answer) => answer.endedAt > endedAt - CALM_TAIL_MS && answer.kind !== 'readyz')
+      assert.ok(tail.length > 0)
+      assert.deepEqual(tail.filter((answer) => answer.status >= 300).map(describeFault), [], `the last ${CALM_TAIL_MS / 1000} s all successes`)
+
+      // /readyz: 503 once HAProxy has marked the dead primary down and for as long as no node surely answered as the primary; 200 at the end.
+      for (const gap of report.gaps.filter((gap) => gap.heldTo - gap.from > HAPROXY_NOTICE_MS)) {
+        const within = load.answers.filter((answer) => answer.kind === 'readyz' && answer.startedAt > gap.from + HAPROXY_NOTICE_MS && answer.endedAt < gap.heldTo)
+        assert.ok(within.length > 0, 'readyz probed while no primary answered')
+        assert.deepEqual(within.filter((answer) => answer.status !== 503).map(describeFault), [], '/readyz 503 while no primary answers')
+      }
+      const lastProbes = load.answers.filter((answer) => answer.kind === 'readyz' && answer.endedAt > endedAt - CALM_TAIL_MS)
+      assert.ok(lastProbes.length > 0 && lastProbes.every((answer) => answer.status === 200), '/readyz 200 after')
+
+      assert.deepEqual(load.clientCalls.filter((call) => call.error !== undefined).map((call) => call.error), [], 'the client package rode out every outage')
+      assert.ok(report.clientLongestMs >= 1_000, 'the client waited through an outage')
+
+      const wrong = load.acknowledged.filter((ack) => stored.get(ack.name)?.join() !== ack.id)
+      assert.deepEqual(wrong.slice(0, 5).map((ack) => `${ack.name}: acknowledged ${ack.id}, stored ${stored.get(ack.name)?.join() ?? 'nowhere'}`), [], 'every acknowledged create stored exactly once')
+    })
+  })
 })
 
 async function until (done: () => boolean, timeoutMs: number): Promise<void> {
@@ -286,7 +289,7 @@ async function until (done: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 function describeFault (answer: Answer): string {
-  return `${answer.kind} on instance ${answer.instance + 1} at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`
+  return `${answer.kind} on instance ${answer.instance + 1} (${INSTANCE_URLS[answer.instance]!}) at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`
 }
 
 /** Why the instances answered 503 (their log's store errors), before and after each promotion. */
@@ -336,7 +339,7 @@ function summarize (load: FailoverLoad, events: Array<{ name: string, at: number
   const clientLongestMs = Math.max(0, ...load.clientCalls.map((call) => call.endedAt - call.startedAt))
   const longestOutageMs = Math.max(0, ...outages.map((outage) => outage.ms))
   const lines = [
-    `failover: ${seconds(endedAt - start)} s of load on 2 instances`,
+    `failover: ${seconds(endedAt - start)} s of load on ${INSTANCE_URLS.length} instances`,
     ...events.map((event) => `  ${event.name} at ${seconds(event.at - start)} s`),
     ...promotions.map((p) => `  ${p.node} promoted at ${seconds(p.at - start)} s; creates succeed again ${seconds(p.recoveredInMs)} s after`),
     ...gaps.map((gap) => `  no primary from ${seconds(gap.from - start)} s to ${seconds(gap.to - start)} s (${seconds(gap.to - gap.from)} s; surely until ${seconds(gap.heldTo - start)} s)`),
