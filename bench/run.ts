@@ -9,7 +9,6 @@ import { spawnSync } from 'node:child_process'
 import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { buildBaseline, git, removeBaselines } from './baseline.js'
 import { LOAD_TOOL, SCALE_WORKLOADS, WORKLOADS, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
@@ -17,7 +16,8 @@ import { OVERLOAD_USAGE, overload, overloadSmoke, parseOverloadOptions } from '.
 import { renderReport, type Measurement, type Options, type ScaleFill } from './report.js'
 import { ADMISSION_OFF, API_KEY, compileScripts, createSchema, deepCursors, petstore, startArguments, startProcess, startService, stopEveryProcess, type Target } from './targets.js'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
+// npm run bench runs from the project's root, whatever directory it was typed in.
+const ROOT = process.cwd()
 const SERVICE = 'service'
 const SERVICE_PG = 'service, PostgreSQL'
 

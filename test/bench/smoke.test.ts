@@ -11,7 +11,7 @@ import { ROOT } from '../support/constants.js'
 
 describe('npm run bench -- --smoke', () => {
   it('reports every workload for the service and each peer, none failing a request', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('npm', ['run', '--silent', 'bench', '--', '--smoke'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
