@@ -19,7 +19,7 @@ const RECOVERY_LIMIT_MS = 10_000
 /** The tail of the run in which every answer must be a success. */
 const CALM_TAIL_MS = 5_000
 /** How each instance of the failover reaches the primary: its index in the load's origins. */
-const INSTANCE_URLS = ['HAProxy', 'HAProxy', 'multi-host URL', 'multi-host URL']
+const WAYS_IN = ['HAProxy', 'HAProxy', 'multi-host URL', 'multi-host URL'] as const
 /** HAProxy marks a node down after 3 failed checks 500 ms apart (1.5 s, and a busy machine's delays): /readyz may pass until then. */
 const HAPROXY_NOTICE_MS = 2_500
 
@@ -216,7 +216,7 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
   describe('failover through HAProxy and through the multi-host URL', () => {
     let instances: TestServer[] = []
     before(async () => {
-      instances = await Promise.all(INSTANCE_URLS.map(async (way) => await startTestServer({
+      instances = await Promise.all(WAYS_IN.map(async (way) => await startTestServer({
         database: { url: way === 'HAProxy' ? cluster.primaryUrl : cluster.multiHostUrl, directUrl: cluster.primaryUrl, drop: async () => {} }
       })))
     })
@@ -289,7 +289,7 @@ async function until (done: () => boolean, timeoutMs: number): Promise<void> {
 }
 
 function describeFault (answer: Answer): string {
-  return `${answer.kind} on instance ${answer.instance + 1} (${INSTANCE_URLS[answer.instance]!}) at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`
+  return `${answer.kind} on instance ${answer.instance + 1} (${WAYS_IN[answer.instance]!}) at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`
 }
 
 /** Why the instances answered 503 (their log's store errors), before and after each promotion. */
@@ -339,7 +339,7 @@ function summarize (load: FailoverLoad, events: Array<{ name: string, at: number
   const clientLongestMs = Math.max(0, ...load.clientCalls.map((call) => call.endedAt - call.startedAt))
   const longestOutageMs = Math.max(0, ...outages.map((outage) => outage.ms))
   const lines = [
-    `failover: ${seconds(endedAt - start)} s of load on ${INSTANCE_URLS.length} instances`,
+    `failover: ${seconds(endedAt - start)} s of load on ${WAYS_IN.length} instances`,
     ...events.map((event) => `  ${event.name} at ${seconds(event.at - start)} s`),
     ...promotions.map((p) => `  ${p.node} promoted at ${seconds(p.at - start)} s; creates succeed again ${seconds(p.recoveredInMs)} s after`),
     ...gaps.map((gap) => `  no primary from ${seconds(gap.from - start)} s to ${seconds(gap.to - start)} s (${seconds(gap.to - gap.from)} s; surely until ${seconds(gap.heldTo - start)} s)`),
