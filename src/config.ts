@@ -47,7 +47,7 @@ export interface Config {
   shutdownDelay: number
   /** Origins whose browser pages may call the API (CORS); empty: no CORS header at all. */
   corsOrigins: readonly string[]
-  /** Milliseconds a request may wait, for the CPU or a database connection, before new ones are refused (src/http/admission.ts); undefined: never refused. */
+  /** Milliseconds a request may wait, for the CPU or a database connection, before new ones are refused (src/http/stages/admission.ts); undefined: never refused. */
   maxQueueDelay: number | undefined
   /** Milliseconds a database call waits for a connection at most, then 503. */
   poolWait: number

@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { ConnectionWaitExceeded } from '../store/store-errors.js'
-import { REFUSAL } from './admission.js'
+import { REFUSAL } from './stages/admission.js'
 import { HttpError, toHttpError } from './errors.js'
 
 /** Sends the Error body: for an answer that is no failure of the request (a draining readyz). */

@@ -14,27 +14,27 @@ import type { PetCatalogue } from '../domain/pets.js'
 import { COMPONENTS } from '../schemas/components.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, RATE_LIMIT_WINDOW_MS, type RequestTimeouts } from '../schemas/limits.js'
 import type { ConnectionWaits } from '../store/store.js'
-import { admitUnlessBehind } from './admission.js'
-import { authenticate, requireBearer, requireScope } from './auth.js'
-import { deprecationHeaders, refuseAfterSunset } from './deprecation.js'
+import { admitUnlessBehind, type CpuQuota } from './stages/admission.js'
+import { authenticate, requireBearer, requireScope } from './stages/auth.js'
+import { deprecationHeaders, refuseAfterSunset } from './stages/deprecation.js'
 import { renderError } from './error-handler.js'
-import { forgedKeyThrottle } from './forged-key-throttle.js'
-import { holdIdempotencyKeys } from './idempotency-hold.js'
+import { forgedKeyThrottle } from './stages/forged-key-throttle.js'
+import { holdIdempotencyKeys } from './stages/idempotency-hold.js'
 import { JSON_CONTENT_TYPE, parseJsonBody } from './json-body.js'
 import { clientErrorHandlerFor, serverFactoryFor } from './node-server.js'
-import { perKeyRateLimit } from './rate-limit.js'
-import { checkHost, checkRequest } from './request-checks.js'
-import { requestIdGenerator, stampRequestId } from './request-id.js'
-import { startRequestState } from './request-state.js'
-import { responseHeaders } from './response-headers.js'
+import { perKeyRateLimit } from './stages/rate-limit.js'
+import { checkHost, checkRequest } from './stages/request-checks.js'
+import { requestIdGenerator, stampRequestId } from './stages/request-id.js'
+import { startRequestState } from './stages/request-state.js'
+import { responseHeaders } from './stages/response-headers.js'
 import { routableUrl } from './routable-url.js'
 import { compileValidator } from './validation.js'
 import { WindowCounts } from './window-counts.js'
 import { accessLog } from './plugins/access-log.js'
+import { apiDocument } from './plugins/api-document.js'
 import { corsOrigins } from './plugins/cors.js'
 import { RequestMetrics, requestMetrics } from './plugins/metrics.js'
 import { unroutedAnswers } from './plugins/unrouted.js'
-import { registerApiDocument, registerDocsPage } from './routes/meta.js'
 
 /** What the stages read of the configuration: src/config.ts documents each. */
 export interface PipelineConfig {
@@ -44,6 +44,7 @@ export interface PipelineConfig {
   redisKeyPrefix: string
   getPetSunset: Date
   publicBaseUrl: string | undefined
+  stagingBaseUrl: string | undefined
   maxQueueDelay: number | undefined
 }
 
@@ -54,6 +55,8 @@ export interface PipelineOptions {
   catalogue: PetCatalogue
   /** The store's calls waiting for a connection, which the admission stage reads. */
   waits: ConnectionWaits
+  /** The process's CPU quota, which the admission stage reads. */
+  cpuQuota: CpuQuota
   /** The process's registry, where the requests are counted. */
   registry: Registry
   /** REDIS_URL's client: the counts of the throttle and the rate limit shared by every instance; without it, per process. */
@@ -116,7 +119,7 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.addHook('onRequest', requireBearer)
   // Before anything is looked up or read: a request the service cannot serve in time is refused now, cheaply.
   if (config.maxQueueDelay !== undefined) {
-    const admission = admitUnlessBehind(config.maxQueueDelay, options.waits)
+    const admission = admitUnlessBehind(config.maxQueueDelay, options.waits, options.cpuQuota)
     app.addHook('onRequest', admission.check)
     app.addHook('onClose', (_app, done) => { admission.stop(); done() })
   }
@@ -142,11 +145,10 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.setValidatorCompiler(compileValidator)
   // Routes refer to these by $ref: the serializer resolves them, the OpenAPI document names them as components.
   for (const schema of COMPONENTS) app.addSchema(schema)
-  // Before the routes, which each announces as it is added: the OpenAPI document collects them,
-  // the catch-all learns their paths and methods; the docs page is a route of its own.
-  await registerApiDocument(app)
+  // Before the routes, which each announces as it is added: the catch-all learns their paths and
+  // methods, the OpenAPI document collects them; the document and the docs page are routes too.
   await app.register(unroutedAnswers, { maxParamLength: HEADER_LIMIT_BYTES })
-  await registerDocsPage(app)
+  await app.register(apiDocument, { publicBaseUrl: config.publicBaseUrl, stagingBaseUrl: config.stagingBaseUrl })
   // The error of any stage or handler, as the Error body.
   app.setErrorHandler(renderError)
   return app

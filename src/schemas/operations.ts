@@ -133,7 +133,7 @@ export const createPetSchema = {
     'With `Idempotency-Key`, a repeat of the same request within 24 h replays the first response instead of adding a second animal.',
   tags: ['pets'],
   security: securityOf('createPet'),
-  // The key's length is checked by its hold alone (src/http/idempotency-hold.ts), on the key without the quotes of its
+  // The key's length is checked by its hold alone (src/http/stages/idempotency-hold.ts), on the key without the quotes of its
   // structured-field form: a length here would count the quotes of a quoted key of 255.
   headers: Type.Object({
     'idempotency-key': Type.Optional(Type.String({ description: `Makes a retried create safe: 1 to ${IDEMPOTENCY_KEY_MAX} characters (without the quotes when sent quoted), unique per animal.` }))

@@ -2,7 +2,7 @@
  * The connections a store's calls take in turn: at most `size` holders at once (PostgreSQL's
  * pool, SQLite's writer thread), the others waiting first come, first served, each at most
  * `maxWaitMs`, then refused with ConnectionWaitExceeded. How long the oldest has waited is read
- * from memory, for each request, by the admission stage (src/http/admission.ts).
+ * from memory, for each request, by the admission stage (src/http/stages/admission.ts).
  * Written here: p-limit and p-queue bound the work, not the wait for a turn.
  */
 import { performance } from 'node:perf_hooks'

@@ -1,5 +1,5 @@
 /**
- * The admission stage (src/http/admission.ts): what the service cannot serve in time is refused at
+ * The admission stage (src/http/stages/admission.ts): what the service cannot serve in time is refused at
  * once, with 503, Retry-After and the Error body, before any lookup; what it admitted is served.
  * Timing bounds here are generous: the speed figures come from the bench.
  */

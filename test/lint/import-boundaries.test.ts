@@ -35,11 +35,13 @@ const REFUSED: Array<[string, string]> = [
   ['src/schemas/pets.ts', "import type { Store } from '../store/store.js'"],
   ['src/schemas/error.ts', "import { PetNotFound } from '../domain/errors.js'"],
   ['src/cli/commands/import.ts', "import { jsonBody } from '../../http/json-body.js'"],
-  ['src/http/routes/pets.ts', "import { startServer } from '../../process/server.js'"]
+  ['src/http/routes/pets.ts', "import { startServer } from '../../process/server.js'"],
+  ['src/http/stages/admission.ts', "import { QuotaPauses } from '../../process/quota-pauses.js'"]
 ]
 
 const ALLOWED: Array<[string, string]> = [
   ['src/http/routes/pets.ts', "import { PetCatalogue } from '../../domain/pets.js'"],
+  ['src/process/quota-pauses.ts', "import type { CpuQuota } from '../http/stages/admission.js'"],
   ['src/domain/pets.ts', "import type { Store } from '../store/store.js'"],
   ['src/store/sqlite/rows.ts', "import { parseInt64 } from '../../schemas/int64.js'"],
   ['src/cli/commands/keys.ts', "import { issueApiKey } from '../../domain/api-keys/lifecycle.js'"]

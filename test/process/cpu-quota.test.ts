@@ -1,7 +1,7 @@
 /**
  * The service under a CPU quota of 100 ms periods, as a Kubernetes CPU limit runs a pod: held to
  * 20 ms of each period, it stops for 80 ms once the 20 are spent, and the requests that arrive
- * meanwhile wait that long. The admission stage takes that pause for what it is (src/http/quota-pauses.ts):
+ * meanwhile wait that long. The admission stage takes that pause for what it is (src/process/quota-pauses.ts):
  * a load the service keeps up with is served whole, none of it refused for load.
  */
 import assert from 'node:assert/strict'

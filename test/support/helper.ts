@@ -16,6 +16,7 @@ import { createLogger } from '../../src/process/logger.js'
 import { listenForScrapes, type MetricsListener } from '../../src/process/metrics-listener.js'
 import type { SweepCounts } from '../../src/process/idempotency-sweeper.js'
 import { processMetrics } from '../../src/process/process-metrics.js'
+import { QuotaPauses } from '../../src/process/quota-pauses.js'
 import { connectRedis } from '../../src/process/redis.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PostgresOptions } from '../../src/store/postgres/store.js'
@@ -210,7 +211,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
   const logger = createLogger(config.logLevel, sink)
   const { registry, sweeps } = processMetrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const app = await buildApp({ config, store, logger, registry, redis, now: options.now, timeouts: options.timeouts })
+  const app = await buildApp({ config, store, logger, registry, redis, cpuQuota: new QuotaPauses(), now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
   const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, registry)
   return {

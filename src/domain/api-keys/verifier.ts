@@ -102,7 +102,7 @@ export class ApiKeyVerifier {
   /**
    * True, from memory alone, for a configured key or one the store found working within
    * the last minute: such a key passes the throttle of forged keys.
-   * @example if (verifier.isKnownValid(presented)) return // not counted against its address (src/http/forged-key-throttle.ts)
+   * @example if (verifier.isKnownValid(presented)) return // not counted against its address (src/http/stages/forged-key-throttle.ts)
    */
   isKnownValid (presented: PresentedKey): boolean {
     const keyHash = presented.hash

@@ -7,7 +7,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { REFUSAL_REASONS } from '../admission.js'
+import { REFUSAL_REASONS } from '../stages/admission.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -37,7 +37,7 @@ export class RequestMetrics {
     })
     this.deprecatedCalls = new Counter({ name: 'petstore_deprecated_calls_total', help: 'Authenticated calls of deprecated operations, by operation and API key name.', labelNames: ['operation', 'key'], registers })
     this.storeErrors = new Counter({ name: 'petstore_store_errors_total', help: 'Requests answered 503 because the database was unavailable.', registers })
-    this.refusals = new Counter({ name: 'petstore_http_refusals_total', help: 'Requests answered 503 for load, by reason (src/http/admission.ts): not store errors.', labelNames: ['reason'], registers })
+    this.refusals = new Counter({ name: 'petstore_http_refusals_total', help: 'Requests answered 503 for load, by reason (src/http/stages/admission.ts): not store errors.', labelNames: ['reason'], registers })
     // Every reason from the start, so that a query finds each series before the first refusal.
     for (const reason of REFUSAL_REASONS) this.refusals.labels(reason).inc(0)
     this.authThrottled = new Counter({ name: 'petstore_auth_throttled_total', help: 'Requests answered 429 because their address had too many failed authentications.', registers })

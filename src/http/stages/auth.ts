@@ -3,10 +3,10 @@
  * unknown routes and methods included.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler, onRequestHookHandler } from 'fastify'
-import { PresentedKey, type ApiKeyVerifier, type Verdict } from '../domain/api-keys/verifier.js'
-import { HttpError } from './errors.js'
-import { MESSAGES } from '../schemas/messages.js'
-import type { ApiKeyScope } from '../schemas/scopes.js'
+import { PresentedKey, type ApiKeyVerifier, type Verdict } from '../../domain/api-keys/verifier.js'
+import { HttpError } from '../errors.js'
+import { MESSAGES } from '../../schemas/messages.js'
+import type { ApiKeyScope } from '../../schemas/scopes.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

@@ -4,13 +4,10 @@
  * next period, up to the period less the quota (85 ms of 100 at 15 % of a core), and it runs the
  * quota's share of the time. Read from the process's own cgroup, because the event loop's lateness
  * alone cannot tell such a pause from a queue of work, nor a wait for a connection from a slow
- * database (src/http/admission.ts). Linux only; elsewhere, and without a quota, nothing.
+ * database (src/http/stages/admission.ts). Linux only; elsewhere, and without a quota, nothing.
  */
 import { readFileSync } from 'node:fs'
-
-/** What a quota does to the process: the pause it makes (the period less the quota, in ms), and the share of the time it runs. */
-export interface QuotaNow { pauseMs: number, share: number }
-const NONE: QuotaNow = { pauseMs: 0, share: 1 }
+import { UNLIMITED, type CpuQuota, type QuotaNow } from '../http/stages/admission.js'
 
 /** The cgroup's `cpu.stat`, and what its quota does. */
 interface Quota { statPath: string, effect: QuotaNow }
@@ -47,10 +44,11 @@ function throttledSoFar (quota: Quota): number {
 }
 
 /**
- * @param freshMs how old a read of the kernel's count may be: at most one read in each
- * @example const { pauseMs, share } = new QuotaPauses(10).now(performance.now())
+ * @param freshMs how old a read of the kernel's count may be: at most one read in each (the
+ * admission stage looks every 12.5 ms at MAX_QUEUE_DELAY's default of 50)
+ * @example const { pauseMs, share } = new QuotaPauses().now(performance.now())
  */
-export class QuotaPauses {
+export class QuotaPauses implements CpuQuota {
   readonly #freshMs: number
   #quota: Quota | undefined
   #locatedAt = -Infinity
@@ -58,7 +56,7 @@ export class QuotaPauses {
   #readAt = -Infinity
   #throttledAt = -Infinity
 
-  constructor (freshMs: number) {
+  constructor (freshMs = 10) {
     this.#freshMs = freshMs
   }
 
@@ -71,13 +69,13 @@ export class QuotaPauses {
       this.#readAt = -Infinity
     }
     const quota = this.#quota
-    if (quota === undefined) return NONE
+    if (quota === undefined) return UNLIMITED
     if (now - this.#readAt > this.#freshMs) {
       const throttled = throttledSoFar(quota)
       if (throttled > this.#throttled) this.#throttledAt = now
       this.#throttled = throttled
       this.#readAt = now
     }
-    return now - this.#throttledAt < 2000 ? quota.effect : NONE
+    return now - this.#throttledAt < 2000 ? quota.effect : UNLIMITED
   }
 }

@@ -5,16 +5,23 @@
  * state is how long requests wait, in either queue a request meets: for the CPU (how far the
  * event loop runs behind its timers) and for a database connection (how long the oldest call
  * has waited for one, src/store/slots.ts). Past MAX_QUEUE_DELAY in either, beyond the pause a CPU
- * quota makes the process take (src/http/quota-pauses.ts), new requests are refused until the wait
+ * quota makes the process take (read by src/process/quota-pauses.ts), new requests are refused until the wait
  * falls back; those admitted are served. A refusal is sent, not thrown: no error is logged for it
  * (docs/performance.md#overload has its cost).
  */
 import { performance } from 'node:perf_hooks'
 import type { onRequestHookHandler } from 'fastify'
-import { MESSAGES } from '../schemas/messages.js'
-import type { ConnectionWaits } from '../store/store.js'
-import { HttpError } from './errors.js'
-import { QuotaPauses } from './quota-pauses.js'
+import { MESSAGES } from '../../schemas/messages.js'
+import type { ConnectionWaits } from '../../store/store.js'
+import { HttpError } from '../errors.js'
+
+/** What a CPU quota does to the process now: the pause it makes (ms), and the share of the time it runs. */
+export interface QuotaNow { pauseMs: number, share: number }
+/** The process's CPU quota, as its cgroup sets it (src/process/quota-pauses.ts). */
+export interface CpuQuota { now: (now: number) => QuotaNow }
+/** What no quota does: no pause, the whole of the time. */
+export const UNLIMITED: QuotaNow = { pauseMs: 0, share: 1 }
+export const NO_CPU_QUOTA: CpuQuota = { now: () => UNLIMITED }
 
 /** Why a request was refused: the event loop behind, calls waiting for a connection, a call that waited past POOL_WAIT, or MAX_QUEUE_DELAY=0. */
 export const REFUSAL_REASONS = ['event_loop', 'connection_queue', 'pool_wait', 'forced'] as const
@@ -77,13 +84,12 @@ export interface Admission {
 
 /**
  * @param maxDelayMs MAX_QUEUE_DELAY: 0 refuses every request behind a key
- * @example const admission = admitUnlessBehind(50, store.waits); app.addHook('onRequest', admission.check)
+ * @example const admission = admitUnlessBehind(50, store.waits, new QuotaPauses()); app.addHook('onRequest', admission.check)
  */
-export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits): Admission {
+export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits, quota: CpuQuota): Admission {
   // Four looks within the delay it bounds: a long turn of the loop shows at most a quarter of it late.
   const tickMs = Math.max(1, maxDelayMs / 4)
   const loop = new LoopDelay(tickMs)
-  const pauses = new QuotaPauses(tickMs)
   const refusalOf = (): RefusalReason | undefined => {
     if (maxDelayMs === 0) return 'forced'
     const now = performance.now()
@@ -91,10 +97,10 @@ export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits): 
     const waitedMs = waits.oldestMs()
     if (lateMs <= maxDelayMs && waitedMs <= maxDelayMs) return undefined
     // Behind, yet maybe by a CPU quota's pause alone, which the next burst makes up.
-    const quota = pauses.now(now)
-    if (lateMs - quota.pauseMs > maxDelayMs) return 'event_loop'
+    const { pauseMs, share } = quota.now(now)
+    if (lateMs - pauseMs > maxDelayMs) return 'event_loop'
     // A connection's holders run the quota's share of the time: a wait stands for that share of their work.
-    if (waitedMs * quota.share > maxDelayMs) return 'connection_queue'
+    if (waitedMs * share > maxDelayMs) return 'connection_queue'
     return undefined
   }
   return {

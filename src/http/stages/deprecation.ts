@@ -4,9 +4,9 @@
  * sunset instant on the operation answers 410 Gone.
  */
 import type { onRequestHookHandler } from 'fastify'
-import { MESSAGES } from '../schemas/messages.js'
-import { HttpError } from './errors.js'
-import { baseUrlOf, docsUrlOf } from './public-url.js'
+import { MESSAGES } from '../../schemas/messages.js'
+import { HttpError } from '../errors.js'
+import { baseUrlOf, docsUrlOf } from '../public-url.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

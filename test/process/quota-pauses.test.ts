@@ -1,5 +1,5 @@
 /**
- * The pause of a CPU quota, as the admission stage reads it (src/http/quota-pauses.ts): a process
+ * The pause of a CPU quota, as the admission stage reads it (src/process/quota-pauses.ts): a process
  * that spins in a cgroup of its own, held to 20 ms of each 100 ms, is paused 80 ms at a time.
  */
 import assert from 'node:assert/strict'
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { quotaGroup } from '../support/cpu-quota.js'
 import { skippedFile } from '../support/helper.js'
 
-const MODULE = fileURLToPath(new URL('../../src/http/quota-pauses.js', import.meta.url))
+const MODULE = fileURLToPath(new URL('../../src/process/quota-pauses.js', import.meta.url))
 // Ready once its module is loaded; in the group, what it reads first, then after 0.8 s of spinning.
 const CHILD = `const { QuotaPauses } = await import(${JSON.stringify(MODULE)})
 process.stdout.write('ready ')
@@ -44,7 +44,7 @@ describe('the pause of a CPU quota', () => {
   })
 
   it('is nothing without a quota', async () => {
-    const { QuotaPauses } = await import('../../src/http/quota-pauses.js')
+    const { QuotaPauses } = await import('../../src/process/quota-pauses.js')
     assert.deepEqual(new QuotaPauses(5).now(performance.now()), { pauseMs: 0, share: 1 })
   })
 })

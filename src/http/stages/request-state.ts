@@ -3,7 +3,7 @@
  * key, who called, and the Idempotency-Key it holds.
  */
 import type { FastifyRequest, onRequestHookHandler } from 'fastify'
-import type { Caller, PresentedKey } from '../domain/api-keys/verifier.js'
+import type { Caller, PresentedKey } from '../../domain/api-keys/verifier.js'
 import type { RefusalReason } from './admission.js'
 
 export interface RequestState {
@@ -11,11 +11,11 @@ export interface RequestState {
   readonly route: FastifyRequest['routeOptions']
   /** Whether the path needs a key; worked out once, by the first stage that asks. */
   keyRequired?: boolean
-  /** The bearer key a request behind a key sent, read once (src/http/auth.ts requireBearer). */
+  /** The bearer key a request behind a key sent, read once (src/http/stages/auth.ts requireBearer). */
   presented?: PresentedKey
   /** The authenticated caller; set on every request under /v1 that passed auth. */
   caller?: Caller
-  /** Why the request was refused for load, when it was (src/http/admission.ts). */
+  /** Why the request was refused for load, when it was (src/http/stages/admission.ts). */
   refused?: RefusalReason
   /** The Idempotency-Key of a createPet request while it is held, and how to free it. */
   idempotency?: { key: string, release: () => void }

@@ -4,9 +4,9 @@
  * (src/domain/pets.ts holdIdempotencyKey).
  */
 import type { onRequestHookHandler, onRouteHookHandler, onSendHookHandler } from 'fastify'
-import type { PetCatalogue } from '../domain/pets.js'
-import { IDEMPOTENCY_KEY_MAX } from '../schemas/operations.js'
-import { HttpError } from './errors.js'
+import type { PetCatalogue } from '../../domain/pets.js'
+import { IDEMPOTENCY_KEY_MAX } from '../../schemas/operations.js'
+import { HttpError } from '../errors.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

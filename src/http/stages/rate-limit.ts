@@ -7,10 +7,10 @@
  * get 1.10× the req/s and 0.90× the CPU a request in `npm run bench -- --baseline` (docs/decisions.md).
  */
 import type { onRequestAsyncHookHandler } from 'fastify'
-import { RATE_LIMIT_WINDOW_MS } from '../schemas/limits.js'
-import { MESSAGES } from '../schemas/messages.js'
-import { HttpError } from './errors.js'
-import type { WindowCounts } from './window-counts.js'
+import { RATE_LIMIT_WINDOW_MS } from '../../schemas/limits.js'
+import { MESSAGES } from '../../schemas/messages.js'
+import { HttpError } from '../errors.js'
+import type { WindowCounts } from '../window-counts.js'
 
 /**
  * Counts the caller's request. A key's own limit (`keys create --rate-limit`) replaces `limit`

@@ -3,9 +3,9 @@
  * target's length, the headers' size, and headers that must come once.
  */
 import type { onRequestHookHandler } from 'fastify'
-import { MESSAGES } from '../schemas/messages.js'
-import { HttpError } from './errors.js'
-import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../schemas/limits.js'
+import { MESSAGES } from '../../schemas/messages.js'
+import { HttpError } from '../errors.js'
+import { HEADER_LIMIT_BYTES, URL_LIMIT_BYTES } from '../../schemas/limits.js'
 
 const MAX_HEADER_FIELDS = 500
 

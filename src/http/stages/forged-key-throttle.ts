@@ -5,10 +5,10 @@
  * any key not already known to be valid, before the store is asked.
  */
 import type { FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
-import type { ApiKeyVerifier } from '../domain/api-keys/verifier.js'
-import { HttpError } from './errors.js'
-import { FAILED_AUTH_LIMIT, clientGroupOf } from '../domain/failed-authentications.js'
-import type { WindowCounts } from './window-counts.js'
+import type { ApiKeyVerifier } from '../../domain/api-keys/verifier.js'
+import { HttpError } from '../errors.js'
+import { FAILED_AUTH_LIMIT, clientGroupOf } from '../../domain/failed-authentications.js'
+import type { WindowCounts } from '../window-counts.js'
 
 export interface ForgedKeyThrottle {
   /** The onRequest hook: 429 for an address past the limit. */
