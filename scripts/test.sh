@@ -20,6 +20,7 @@ CONCURRENCY="${TEST_CONCURRENCY:-3}"
 ALONE=(
   test/store/sqlite/writer.test.ts # asserts the write lock is taken within 40 ms: timing, which a busy CPU breaks
   test/process/cpu-quota.test.ts # a CPU quota's 80 ms pauses against MAX_QUEUE_DELAY's 50: a busy CPU would add its own
+  test/process/busy-neighbours.test.ts # starts four spinning processes and two fsyncing writers: every file beside it would run beside them
   test/ha/cluster.test.ts # fails over a Patroni cluster of its own (test/support/ha-cluster.ts) under load
   test/deploy/rolling-update.test.ts # replaces instances under load within SHUTDOWN_DELAY's margin over the endpoint's removal: a busy CPU eats it
   test/image/image.test.ts # builds the image: podman's build takes every core

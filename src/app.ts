@@ -9,7 +9,7 @@ import { GETPET_DEPRECATED_AT, type Config } from './config.js'
 import { ApiKeyVerifier } from './domain/api-keys/verifier.js'
 import { PetCatalogue } from './domain/pets.js'
 import { buildPipeline } from './http/pipeline.js'
-import { NO_CPU_QUOTA, type CpuQuota } from './http/stages/admission.js'
+import type { LoopThread } from './http/stages/admission.js'
 import { registerMetaRoutes } from './http/routes/meta.js'
 import { registerPetRoutes } from './http/routes/pets.js'
 import { REQUEST_TIMEOUTS, type RequestTimeouts } from './schemas/limits.js'
@@ -23,8 +23,8 @@ export interface AppOptions {
   registry?: Registry
   /** REDIS_URL's client, connected by the process (src/process/redis.ts); the app never closes it. */
   redis?: RedisClient
-  /** The process's CPU quota (src/process/quota-pauses.ts), which the admission stage reads; none when not given. */
-  cpuQuota?: CpuQuota
+  /** The event loop's thread's times (src/process/loop-thread.ts), by which the admission stage tells its own work from waits; none when not given. */
+  loopThread?: LoopThread
   /** The clock of the sunset check; tests move it. */
   now?: () => Date
   /** Slow-client bounds; tests shorten them. */
@@ -60,7 +60,7 @@ export async function buildApp (options: AppOptions): Promise<App> {
     verifier,
     catalogue,
     waits: store.waits,
-    cpuQuota: options.cpuQuota ?? NO_CPU_QUOTA,
+    loopThread: options.loopThread ?? (() => undefined),
     registry: options.registry ?? new Registry(),
     redis: options.redis,
     now: options.now ?? (() => new Date()),

@@ -290,7 +290,7 @@ export const SETTINGS = [
     env: 'MAX_QUEUE_DELAY',
     flag: 'max-queue-delay',
     default: '50',
-    help: 'milliseconds a request may wait, for the CPU or for a database connection, before new requests behind a key are refused at once with 503 and Retry-After (off: never refused; 0: every one refused)',
+    help: 'milliseconds a request may wait in a queue of the service\'s own (its work for the CPU, more calls waiting for a database connection than a turn serves) before new requests behind a key are refused at once with 503 and Retry-After (off: never refused; 0: every one refused)',
     parse: (raw: string) => {
       if (raw === 'off') return undefined
       if (!/^[0-9]+$/.test(raw) || Number(raw) > 60_000) throw new BrokenRule('must be off, or an integer from 0 to 60000')
@@ -302,7 +302,7 @@ export const SETTINGS = [
     env: 'POOL_WAIT',
     flag: 'pool-wait',
     default: String(POOL_WAIT_DEFAULT_MS),
-    help: 'milliseconds a database call waits for a connection at most, then answers 503 and Retry-After',
+    help: 'milliseconds a database call waits for a connection at most when more calls wait ahead of it than a turn of the connections serves, then answers 503 and Retry-After',
     parse: integer(1, 60_000)
   }
 ] as const satisfies ReadonlyArray<Setting<SettingKey>>

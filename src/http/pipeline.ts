@@ -14,7 +14,7 @@ import type { PetCatalogue } from '../domain/pets.js'
 import { COMPONENTS } from '../schemas/components.js'
 import { BODY_LIMIT_BYTES, HEADER_LIMIT_BYTES, RATE_LIMIT_WINDOW_MS, type RequestTimeouts } from '../schemas/limits.js'
 import type { ConnectionWaits } from '../store/store.js'
-import { admitUnlessBehind, type CpuQuota } from './stages/admission.js'
+import { admitUnlessBehind, type LoopThread } from './stages/admission.js'
 import { authenticate, requireBearer, requireScope } from './stages/auth.js'
 import { deprecationHeaders, refuseAfterSunset } from './stages/deprecation.js'
 import { renderError } from './error-handler.js'
@@ -55,8 +55,8 @@ export interface PipelineOptions {
   catalogue: PetCatalogue
   /** The store's calls waiting for a connection, which the admission stage reads. */
   waits: ConnectionWaits
-  /** The process's CPU quota, which the admission stage reads. */
-  cpuQuota: CpuQuota
+  /** The event loop's thread's times, by which the admission stage tells its own work from waits. */
+  loopThread: LoopThread
   /** The process's registry, where the requests are counted. */
   registry: Registry
   /** REDIS_URL's client: the counts of the throttle and the rate limit shared by every instance; without it, per process. */
@@ -119,7 +119,7 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   app.addHook('onRequest', requireBearer)
   // Before anything is looked up or read: a request the service cannot serve in time is refused now, cheaply.
   if (config.maxQueueDelay !== undefined) {
-    const admission = admitUnlessBehind(config.maxQueueDelay, options.waits, options.cpuQuota)
+    const admission = admitUnlessBehind(config.maxQueueDelay, options.waits, options.loopThread)
     app.addHook('onRequest', admission.check)
     app.addHook('onClose', (_app, done) => { admission.stop(); done() })
   }

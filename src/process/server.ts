@@ -18,7 +18,7 @@ import { processMetrics } from './process-metrics.js'
 import { connectRedis } from './redis.js'
 import { listenForScrapes, reportToThePrimary, sumOfWorkers, type MetricsListener, type Scrape } from './metrics-listener.js'
 import { openMigratedStore } from './open-migrated-store.js'
-import { QuotaPauses } from './quota-pauses.js'
+import { loopThreadTimes } from './loop-thread.js'
 import { openStore } from '../store/open-store.js'
 import { superviseWorkers, tellThePrimaryStartFailed } from './workers.js'
 import type { Store } from '../store/store.js'
@@ -88,7 +88,7 @@ export async function startServer (config: Config, options: { migrate: boolean, 
   if (options.migrate) await ensureAnApiKey(store, config)
   const metrics = processMetrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const app = await buildApp({ config, store, logger, registry: metrics.registry, redis, cpuQuota: new QuotaPauses(), traces: tracing !== undefined })
+  const app = await buildApp({ config, store, logger, registry: metrics.registry, redis, loopThread: loopThreadTimes, traces: tracing !== undefined })
   let url: string
   let metricsListener: MetricsListener | undefined
   try {

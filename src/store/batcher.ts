@@ -2,9 +2,9 @@
  * The create batcher of both databases: each item takes its turn for a connection (Slots), and
  * whoever's turn comes commits with it the items still waiting for one, up to a batch. Each
  * caller's promise settles only when its own batch has committed (or failed: then every item of
- * that batch, and only those, get the error); an item that waits past the slots' bound is
- * refused alone. SQLite's one writer waits a turn of the event loop to gather; PostgreSQL sends
- * at once while a connection is free, and batches only what waits for one.
+ * that batch, and only those, get the error); an item that waits past the slots' bound, beyond the
+ * next turn, is refused alone. SQLite's one writer waits a turn of the event loop to gather;
+ * PostgreSQL sends at once while a connection is free, and batches only what waits for one.
  */
 import type { Slots, Waiter } from './slots.js'
 

@@ -1,9 +1,13 @@
 /**
  * The connections a store's calls take in turn: at most `size` holders at once (PostgreSQL's
- * pool, SQLite's writer thread), the others waiting first come, first served, each at most
- * `maxWaitMs`, then refused with ConnectionWaitExceeded. How long the oldest has waited is read
- * from memory, for each request, by the admission stage (src/http/stages/admission.ts).
- * Written here: p-limit and p-queue bound the work, not the wait for a turn.
+ * pool, SQLite's writer thread), the others waiting first come, first served. The wait is bounded
+ * where a queue of the service's own stands: a call with more calls ahead of it than one turn of
+ * the connections serves is refused with ConnectionWaitExceeded past `maxWaitMs`; a call the next
+ * turn serves waits for that turn however slow it is (a slow disk, a slow database: the store's
+ * own timeouts bound it), since refusing it would serve nobody sooner. How long the oldest call has
+ * waited, while a call asking now would wait beyond the next turn, is read from memory, for each
+ * request, by the admission stage (src/http/stages/admission.ts). Written here: p-limit and p-queue
+ * bound the work, not the wait for a turn.
  */
 import { performance } from 'node:perf_hooks'
 import { ConnectionWaitExceeded } from './store-errors.js'
@@ -27,15 +31,18 @@ const GRANTED_AT_ONCE = Promise.resolve()
 /** @example const slots = new Slots(10, 1_000); await slots.take(); try { … } finally { slots.release() } */
 export class Slots implements ConnectionWaits {
   readonly #maxWaitMs: number
+  readonly turn: number
   #free: number
   // First come, first served; waiters gone are skipped when met.
   readonly #queue: Waiter[] = []
   #waiting = 0
   #timer: NodeJS.Timeout | undefined
 
-  constructor (size: number, maxWaitMs: number) {
+  /** @param perTurn the calls one connection serves in a turn: a batch of creates on SQLite's writer, else one */
+  constructor (size: number, maxWaitMs: number, perTurn = 1) {
     this.#free = size
     this.#maxWaitMs = maxWaitMs
+    this.turn = size * perTurn
   }
 
   /** A slot, now if one is free and nobody waits first: then it is the caller's, to release. */
@@ -51,7 +58,8 @@ export class Slots implements ConnectionWaits {
     waiter.state = 'waiting'
     this.#queue.push(waiter)
     this.#waiting++
-    this.#timer ??= setTimeout(this.#expire, this.#maxWaitMs)
+    // Beyond the next turn: its wait is bounded (none before it is).
+    if (this.#waiting > this.turn) this.#timer ??= setTimeout(this.#expire, this.#maxWaitMs)
   }
 
   /** A slot, waited for if need be; rejects with ConnectionWaitExceeded past the bound. */
@@ -65,7 +73,7 @@ export class Slots implements ConnectionWaits {
     if (waiter.state !== 'waiting') return
     waiter.state = 'gone'
     this.#waiting--
-    this.#stopTimerIfNoneWaits()
+    this.#stopTimerIfNoneBeyondTurn()
   }
 
   /** Gives a held slot back: to the next waiter, if any. */
@@ -77,7 +85,7 @@ export class Slots implements ConnectionWaits {
     }
     next.state = 'granted'
     this.#waiting--
-    this.#stopTimerIfNoneWaits()
+    this.#stopTimerIfNoneBeyondTurn()
     next.granted()
   }
 
@@ -86,15 +94,28 @@ export class Slots implements ConnectionWaits {
   }
 
   oldestMs (): number {
+    if (this.#waiting < this.turn) return 0
     const oldest = this.#next(false)
     return oldest === undefined ? 0 : performance.now() - oldest.since
   }
 
-  /** The timer keeps the process up only while someone waits. */
-  #stopTimerIfNoneWaits (): void {
-    if (this.#waiting > 0 || this.#timer === undefined) return
+  /** The timer keeps the process up only while someone waits beyond the next turn. */
+  #stopTimerIfNoneBeyondTurn (): void {
+    if (this.#waiting > this.turn || this.#timer === undefined) return
     clearTimeout(this.#timer)
     this.#timer = undefined
+  }
+
+  /** The first waiter the next turn will not serve. */
+  #oldestBeyondTurn (): Waiter | undefined {
+    if (this.#waiting <= this.turn) return undefined
+    let ahead = 0
+    for (const waiter of this.#queue) {
+      if (waiter.state !== 'waiting') continue
+      if (ahead === this.turn) return waiter
+      ahead++
+    }
+    return undefined
   }
 
   /** The first waiter still waiting, taken off the queue unless `take` is false. */
@@ -103,17 +124,16 @@ export class Slots implements ConnectionWaits {
     return take ? this.#queue.shift() : this.#queue[0]
   }
 
-  /** Refuses every waiter past the bound, then waits for the next one's turn to come. */
+  /** Refuses every waiter beyond the next turn past the bound, then waits for the next one's bound. */
   readonly #expire = (): void => {
     this.#timer = undefined
     const now = performance.now()
-    for (let oldest = this.#next(false); oldest !== undefined && now - oldest.since >= this.#maxWaitMs; oldest = this.#next(false)) {
-      this.#queue.shift()
+    for (let oldest = this.#oldestBeyondTurn(); oldest !== undefined && now - oldest.since >= this.#maxWaitMs; oldest = this.#oldestBeyondTurn()) {
       oldest.state = 'gone'
       this.#waiting--
       oldest.refused(new ConnectionWaitExceeded(this.#maxWaitMs))
     }
-    const oldest = this.#next(false)
+    const oldest = this.#oldestBeyondTurn()
     if (oldest !== undefined) this.#timer = setTimeout(this.#expire, this.#maxWaitMs - (now - oldest.since))
   }
 }

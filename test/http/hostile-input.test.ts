@@ -249,7 +249,7 @@ for (const backend of backends()) {
     before(async () => {
       database = await createTestDatabase(backend.name)
       store = await openTestStore(database)
-      const config = parseConfig({ PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', MAX_QUEUE_DELAY: 'off', DATABASE_URL: database.url, LOG_LEVEL: 'silent' })
+      const config = parseConfig({ PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' })
       app = await buildApp({ config, store, logger: createLogger('silent'), timeouts: { headersMs: 1_000, requestMs: 2_000 } })
       origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
     })

@@ -36,12 +36,12 @@ const REFUSED: Array<[string, string]> = [
   ['src/schemas/error.ts', "import { PetNotFound } from '../domain/errors.js'"],
   ['src/cli/commands/import.ts', "import { jsonBody } from '../../http/json-body.js'"],
   ['src/http/routes/pets.ts', "import { startServer } from '../../process/server.js'"],
-  ['src/http/stages/admission.ts', "import { QuotaPauses } from '../../process/quota-pauses.js'"]
+  ['src/http/stages/admission.ts', "import { loopThreadTimes } from '../../process/loop-thread.js'"]
 ]
 
 const ALLOWED: Array<[string, string]> = [
   ['src/http/routes/pets.ts', "import { PetCatalogue } from '../../domain/pets.js'"],
-  ['src/process/quota-pauses.ts', "import type { CpuQuota } from '../http/stages/admission.js'"],
+  ['src/process/loop-thread.ts', "import type { ThreadTimes } from '../http/stages/admission.js'"],
   ['src/domain/pets.ts', "import type { Store } from '../store/store.js'"],
   ['src/store/sqlite/rows.ts', "import { parseInt64 } from '../../schemas/int64.js'"],
   ['src/cli/commands/keys.ts', "import { issueApiKey } from '../../domain/api-keys/lifecycle.js'"]

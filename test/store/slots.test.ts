@@ -10,7 +10,7 @@ function waiter (told: string[], name: string): Waiter {
   return { since: 0, state: 'waiting', granted: () => told.push(`${name} granted`), refused: () => told.push(`${name} refused`) }
 }
 
-describe('Slots: turns for a connection, each wait bounded', () => {
+describe('Slots: turns for a connection, each wait beyond the next turn bounded', () => {
   it('grants free slots at once, then in the order asked, and counts who waits and for how long', async () => {
     const slots = new Slots(2, 1_000)
     assert.equal(slots.tryTake(), true)
@@ -30,17 +30,47 @@ describe('Slots: turns for a connection, each wait bounded', () => {
     assert.equal(slots.oldestMs(), 0)
   })
 
-  it('refuses a wait past its bound with ConnectionWaitExceeded, and gives the slot to the next waiter', async () => {
+  it('refuses a wait beyond the next turn past its bound with ConnectionWaitExceeded; the call the next turn serves waits on', async () => {
     const slots = new Slots(1, 50)
     assert.equal(slots.tryTake(), true)
+    const told: string[] = []
+    const next = slots.take().then(() => told.push('next granted'))
     const started = performance.now()
     await assert.rejects(slots.take(), (err) => err instanceof ConnectionWaitExceeded && err.waitedMs === 50)
     const waited = performance.now() - started
     assert.ok(waited >= 45 && waited < 1_000, `refused after ${waited} ms`)
-    assert.equal(slots.count(), 0)
-    const next = slots.take()
+    assert.equal(slots.count(), 1)
+    await sleep(100)
+    assert.deepEqual(told, [], 'the next in line still waits, past the bound')
     slots.release()
     await next
+    assert.deepEqual(told, ['next granted'])
+  })
+
+  it('tells how long the oldest waited only while a call asking now would wait beyond the next turn', async () => {
+    const slots = new Slots(1, 1_000, 3)
+    assert.equal(slots.tryTake(), true)
+    const waiting = [slots.take(), slots.take()]
+    await sleep(30)
+    assert.equal(slots.oldestMs(), 0, 'two wait: a third would be served by the next turn too')
+    waiting.push(slots.take())
+    assert.ok(slots.oldestMs() >= 25, `the oldest waited ${slots.oldestMs()} ms`)
+    slots.release()
+    await Promise.all(waiting.slice(0, 1))
+    assert.equal(slots.oldestMs(), 0)
+    slots.release()
+    slots.release()
+    slots.release()
+    await Promise.all(waiting)
+  })
+
+  it('bounds the waits of a queue deeper than a turn of several connections, each serving several', async () => {
+    const slots = new Slots(2, 50, 3)
+    assert.ok(slots.tryTake() && slots.tryTake())
+    const outcomes = Array.from({ length: 8 }, async () => await slots.take().then(() => 'granted', () => 'refused'))
+    await sleep(100)
+    for (let i = 0; i < 6; i++) slots.release()
+    assert.deepEqual(await Promise.all(outcomes), [...Array(6).fill('granted'), 'refused', 'refused'])
   })
 
   it('forgets a waiter that left: it is neither granted nor refused, and the next one is', async () => {
@@ -62,20 +92,21 @@ describe('Slots: turns for a connection, each wait bounded', () => {
 })
 
 describe('Batcher on Slots', () => {
-  it('refuses an item that waited for its turn past the bound, alone; the batch before it commits', async () => {
+  it('refuses an item that waited past the bound beyond the next batch, alone; the batches before it commit', async () => {
     let release: () => void = () => {}
     const committed: number[][] = []
     const batcher = new Batcher<number, number>(async (items) => {
       committed.push(items)
       if (items.includes(1)) await new Promise<void>((resolve) => { release = resolve })
       return items
-    }, { maxBatch: 10, gatherTurn: false }, new Slots(1, 50))
+    }, { maxBatch: 2, gatherTurn: false }, new Slots(1, 50, 2))
     const first = batcher.submit(1)
-    const second = batcher.submit(2)
-    await assert.rejects(second, ConnectionWaitExceeded)
+    const nextBatch = [batcher.submit(2), batcher.submit(3)]
+    await assert.rejects(batcher.submit(4), ConnectionWaitExceeded)
     release()
     assert.equal(await first, 1)
-    assert.equal(await batcher.submit(3), 3)
-    assert.deepEqual(committed, [[1], [3]])
+    assert.deepEqual(await Promise.all(nextBatch), [2, 3])
+    assert.equal(await batcher.submit(5), 5)
+    assert.deepEqual(committed, [[1], [2, 3], [5]])
   })
 })

@@ -16,7 +16,7 @@ import { createLogger } from '../../src/process/logger.js'
 import { listenForScrapes, type MetricsListener } from '../../src/process/metrics-listener.js'
 import type { SweepCounts } from '../../src/process/idempotency-sweeper.js'
 import { processMetrics } from '../../src/process/process-metrics.js'
-import { QuotaPauses } from '../../src/process/quota-pauses.js'
+import { loopThreadTimes } from '../../src/process/loop-thread.js'
 import { connectRedis } from '../../src/process/redis.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PostgresOptions } from '../../src/store/postgres/store.js'
@@ -194,9 +194,8 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
   const config: Config = parseConfig({
     PETSTORE_API_KEYS: TEST_KEY,
     LOG_LEVEL: 'info',
+    // Off: a test sends more than a minute's quota of requests on one key (the limit's own tests set it).
     RATE_LIMIT: '0',
-    // Refusals for load are their own tests' subject: on a test machine busy with other files, off.
-    MAX_QUEUE_DELAY: 'off',
     ...options.env,
     DATABASE_URL: database.url
   })
@@ -211,7 +210,7 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
   const logger = createLogger(config.logLevel, sink)
   const { registry, sweeps } = processMetrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const app = await buildApp({ config, store, logger, registry, redis, cpuQuota: new QuotaPauses(), now: options.now, timeouts: options.timeouts })
+  const app = await buildApp({ config, store, logger, registry, redis, loopThread: loopThreadTimes, now: options.now, timeouts: options.timeouts })
   const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
   const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, registry)
   return {

@@ -14,7 +14,7 @@ export interface PoolOptions {
   max: number
   /** Bounds connecting and every query, so an outage fails fast instead of hanging. */
   timeoutMs: number
-  /** How long a call waits for its turn at most. */
+  /** How long a call beyond the next turn waits for its turn at most. */
   poolWaitMs: number
   /** A standby's pool: several hosts without target_session_attrs mean prefer-standby, not read-write. */
   standby: boolean

@@ -39,7 +39,7 @@ async function insertApiKey (query: Query, key: NewApiKeyRecord): Promise<ApiKey
 }
 
 /** Connections in the pool of a process unless told otherwise. */
-const POOL_SIZE_DEFAULT = 10
+export const POOL_SIZE_DEFAULT = 10
 
 export interface PostgresOptions {
   /** Pool size per process (POOL_SIZE_DEFAULT). */

@@ -33,14 +33,15 @@ function insertPetsSql (rows: number): string {
 }
 
 /**
- * Opens (creating when missing) the SQLite database at `path`; a create waits for the writer at most `poolWaitMs`.
+ * Opens (creating when missing) the SQLite database at `path`; a create with more than a batch ahead of
+ * it waits for the writer at most `poolWaitMs`.
  * @example const store = openSqliteStore('./data/petstore.db'); await store.migrate()
  */
 export function openSqliteStore (path: string, { poolWaitMs = POOL_WAIT_DEFAULT_MS }: { poolWaitMs?: number } = {}): Store {
   const db: Database.Database = openConnection(path)
   const sql = statementCache(db)
   const writer = new SqliteWriter(path)
-  const turns = new Slots(1, poolWaitMs)
+  const turns = new Slots(1, poolWaitMs, CREATE_BATCHES.maxBatch)
   const creates = new Batcher<CreateRequest, CreateResult>((requests) => writer.createPets(requests), CREATE_BATCHES, turns)
   const pages = new PageCache(db)
 
