@@ -3,6 +3,7 @@
  * from the OpenAPI document of the server's own schemas, exact int64 values, safe retries.
  */
 import type { components } from './generated/openapi.js'
+import { AdaptiveThrottle } from './adaptive-throttle.js'
 import { parseExactJson, stringifyExactJson } from './exact-json.js'
 import { PetstoreError, type PetstoreErrorCode } from './petstore-error.js'
 import { matchesSchema } from './schema-check.js'
@@ -32,9 +33,14 @@ export interface PetstoreClientOptions {
   timeoutMs?: number
   /** Another fetch (a proxy agent, a test double); default the global fetch. */
   fetch?: typeof globalThis.fetch
-  /** The random share of each wait, a number from 0 to under 1 (default `Math.random`): a simulation or a test brings its own. */
+  /**
+   * Client-side throttling (default true): when the service refused (429, 503) most of this client's tries of the
+   * last 2 minutes, a share of its tries fail at once as `throttled`, unsent. False sends every try.
+   */
+  throttle?: boolean
+  /** The random share of each wait and the throttle's draws, a number from 0 to under 1 (default `Math.random`): a simulation or a test brings its own. */
   random?: () => number
-  /** The clock of the waits between tries and of `retryBudgetMs` (default `Date.now` and `setTimeout`): a simulation or a test brings its own. */
+  /** The clock of the waits between tries, of `retryBudgetMs` and of the throttle's 2 minutes (default `Date.now` and `setTimeout`): a simulation or a test brings its own. */
   clock?: RetryClock
 }
 
@@ -99,6 +105,7 @@ export class PetstoreClient {
   readonly #fetch: typeof globalThis.fetch
   readonly #random: () => number
   readonly #clock: RetryClock
+  readonly #throttle: AdaptiveThrottle | undefined
 
   constructor (options: PetstoreClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -111,6 +118,7 @@ export class PetstoreClient {
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis)
     this.#random = options.random ?? Math.random
     this.#clock = options.clock ?? { now: Date.now, sleep }
+    this.#throttle = options.throttle === false ? undefined : new AdaptiveThrottle()
   }
 
   /**
@@ -180,7 +188,10 @@ export class PetstoreClient {
     const what = `${method} ${new URL(url).pathname}`
     const retriesEnd = this.#clock.now() + this.#retryBudgetMs
 
+    // The error a retry follows: the cause of a throttled retry's error.
+    let previous: PetstoreError | undefined
     for (let attempt = 1; ; attempt++) {
+      if (this.#throttle?.admits(this.#clock.now(), this.#random) === false) throw throttledError(this.#throttle, what, previous)
       const canRetry = attempt < this.#maxAttempts
       let response: Response
       let text: string
@@ -194,6 +205,8 @@ export class PetstoreClient {
         if (delay !== undefined) { await this.#clock.sleep(delay); continue }
         throw new PetstoreError('network_error', `${what}: ${(err as Error).message}`, 0, { cause: err })
       }
+      // A try without an answer is not counted: it says nothing of the service's load, and its retry is what makes a create safe.
+      this.#throttle?.answered(this.#clock.now(), !RETRIED_STATUSES.has(response.status))
       if (response.ok) return { response, body: parseBody(response, text, what) }
       // A browser hides a redirect behind an opaque response of status 0.
       if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
@@ -203,7 +216,7 @@ export class PetstoreClient {
       const error = errorOf(response, text, what)
       if (canRetry && isRetried(error, send.idempotencyKey !== undefined)) {
         const delay = this.#waitBeforeRetry(retryAfterMs(response.headers.get('retry-after'), this.#clock.now()), attempt, retriesEnd)
-        if (delay !== undefined) { await this.#clock.sleep(delay); continue }
+        if (delay !== undefined) { previous = error; await this.#clock.sleep(delay); continue }
       }
       throw error
     }
@@ -232,6 +245,11 @@ export class PetstoreClient {
 function isRetried (error: PetstoreError, idempotent: boolean): boolean {
   // 409 idempotency_conflict: our own earlier try is still in flight (e.g. its connection broke).
   return RETRIED_STATUSES.has(error.status) || (idempotent && error.code === 'idempotency_conflict')
+}
+
+/** A try the throttle kept from the network: status 0, as no answer came; on a retry, the error it follows as its cause. */
+function throttledError (throttle: AdaptiveThrottle, what: string, cause: PetstoreError | undefined): PetstoreError {
+  return new PetstoreError('throttled', `${what}: not sent: only ${throttle.accepts} of this client's ${throttle.tries} tries in the last 2 minutes were accepted (client-side throttling)`, 0, { cause })
 }
 
 function petOf ({ response, body }: Answer, what: string): Pet {

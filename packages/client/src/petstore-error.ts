@@ -2,10 +2,10 @@ import type { components } from './generated/openapi.js'
 
 /**
  * Every code a {@link PetstoreError} can carry: the API's catalogue (docs/errors.md),
- * plus `network_error` (no answer reached the client) and `invalid_response`
- * (an answer that is not the API's).
+ * plus `network_error` (no answer reached the client), `invalid_response` (an answer that is
+ * not the API's) and `throttled` (not sent: the service refused most of the client's recent tries).
  */
-export type PetstoreErrorCode = components['schemas']['Error']['code'] | 'network_error' | 'invalid_response'
+export type PetstoreErrorCode = components['schemas']['Error']['code'] | 'network_error' | 'invalid_response' | 'throttled'
 
 export interface PetstoreErrorOptions {
   cause?: unknown
@@ -24,14 +24,14 @@ export interface PetstoreErrorOptions {
 export class PetstoreError extends Error {
   override name = 'PetstoreError'
   readonly code: PetstoreErrorCode
-  /** The HTTP status; 0 when no response arrived. */
+  /** The HTTP status; 0 when no response arrived (`network_error`, `throttled`). */
   readonly status: number
   /**
    * The answer's `Retry-After`, in whole seconds (an HTTP date is counted from now): how long to
    * wait on `rate_limited` and `unavailable`. Undefined when the answer had none.
    */
   readonly retryAfterSeconds: number | undefined
-  /** The answer's `X-Request-Id`: quote it when you report an `internal_error`. Undefined without one, and on `network_error`. */
+  /** The answer's `X-Request-Id`: quote it when you report an `internal_error`. Undefined without one, and on `network_error` and `throttled`. */
   readonly requestId: string | undefined
 
   constructor (code: PetstoreErrorCode, message: string, status: number, options: PetstoreErrorOptions = {}) {

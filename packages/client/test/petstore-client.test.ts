@@ -84,6 +84,9 @@ function seededRandom (seed: number): () => number {
   }
 }
 
+// One call's retries are these tests' subject: the throttle, which a new client's refused tries close, has tests of its own (adaptive-throttle.test.ts).
+const UNTHROTTLED = { throttle: false }
+
 /** A fetch that answers 503 with `Retry-After: retryAfter` to the first try, then an empty page; `at` holds the clock's time of each try. */
 function refusedOnce (clock: RetryClock, retryAfter: string): typeof fetch & { at: number[] } {
   const at: number[] = []
@@ -146,7 +149,7 @@ describe('the typed client: retries within retryBudgetMs', () => {
       ? { status: 503, headers: { 'retry-after': '0' }, body: UNAVAILABLE }
       : { status: 201, body: REX })
     try {
-      const pet = await clientOf(fake.api).createPet({ name: 'Rex', categoryId: 3 })
+      const pet = await clientOf(fake.api, UNTHROTTLED).createPet({ name: 'Rex', categoryId: 3 })
       assert.equal(pet.id, 1)
       assert.equal(fake.requests.length, 7)
       assert.equal(new Set(fake.requests.map((request) => request.headers['idempotency-key'])).size, 1)
@@ -159,7 +162,7 @@ describe('the typed client: retries within retryBudgetMs', () => {
     const fake = await startFakeApi(() => ({ status: 503, headers: { 'retry-after': '1' }, body: UNAVAILABLE }))
     const clock = virtualClock()
     try {
-      const error = await caught(clientOf(fake.api, { retryBudgetMs: 2_500, clock, random: () => 0.5 }).listPets())
+      const error = await caught(clientOf(fake.api, { ...UNTHROTTLED, retryBudgetMs: 2_500, clock, random: () => 0.5 }).listPets())
       assert.equal(error.code, 'unavailable')
       assert.equal(fake.requests.length, 3, 'tries at 0, 1.25 and 2.375 s; a fourth, 1 s later, would be past 2.5 s')
       assert.deepEqual(clock.waits, [1_000 + 0.5 * 500, 1_000 + 0.5 * 250], 'the second share is half of the 250 ms left, not of 500')
@@ -175,7 +178,7 @@ describe('the typed client: retries within retryBudgetMs', () => {
     for (let i = 0; i < 1_000; i++) {
       const clock = virtualClock()
       const fetch = refusedOnce(clock, '1')
-      await clientOf('http://petstore.invalid/v1', { fetch, clock, random }).listPets()
+      await clientOf('http://petstore.invalid/v1', { ...UNTHROTTLED, fetch, clock, random }).listPets()
       retries.push(fetch.at[1]!)
     }
     assert.ok(Math.min(...retries) >= 1_000, 'none comes back before Retry-After')
@@ -188,10 +191,10 @@ describe('the typed client: retries within retryBudgetMs', () => {
 
   it('adds no share past maxRetryDelayMs, and one of retryDelayMs to a Retry-After of 0', async () => {
     const capped = virtualClock()
-    await clientOf('http://petstore.invalid/v1', { fetch: refusedOnce(capped, '1'), clock: capped, random: () => 0.99, maxRetryDelayMs: 1_000 }).listPets()
+    await clientOf('http://petstore.invalid/v1', { ...UNTHROTTLED, fetch: refusedOnce(capped, '1'), clock: capped, random: () => 0.99, maxRetryDelayMs: 1_000 }).listPets()
     assert.deepEqual(capped.waits, [1_000])
     const now = virtualClock()
-    await clientOf('http://petstore.invalid/v1', { fetch: refusedOnce(now, '0'), clock: now, random: () => 0.5, retryDelayMs: 200 }).listPets()
+    await clientOf('http://petstore.invalid/v1', { ...UNTHROTTLED, fetch: refusedOnce(now, '0'), clock: now, random: () => 0.5, retryDelayMs: 200 }).listPets()
     assert.deepEqual(now.waits, [50], 'half of a share of up to 100 ms')
   })
 })
@@ -377,14 +380,16 @@ for (const backend of backends()) {
     })
 
     for (const [status, code] of [[503, 'unavailable'], [429, 'rate_limited']] as const) {
-      it(`retries a ${status} after its Retry-After, then succeeds`, async () => {
-        const proxy = await startInjectingProxy(server.origin, [{ status, code, headers: { 'retry-after': '1' } }])
+      it(`retries a ${status} after its Retry-After, then succeeds, when its recent tries were accepted`, async () => {
+        const proxy = await startInjectingProxy(server.origin, [undefined, { status, code, headers: { 'retry-after': '1' } }])
         try {
+          const c = clientOf(proxy.api)
+          await c.listPets({ limit: 1 })
           const started = performance.now()
-          const page = await clientOf(proxy.api).listPets({ limit: 1 })
+          const page = await c.listPets({ limit: 1 })
           assert.equal(page.pets.length, 1)
           assert.ok(performance.now() - started >= 950, 'waited for Retry-After')
-          assert.equal(proxy.seen(), 2)
+          assert.equal(proxy.seen(), 3, 'one accepted try, one refused, then its retry: the throttle never refuses while the accepted are half the tries')
         } finally {
           await proxy.close()
         }
@@ -399,7 +404,7 @@ for (const backend of backends()) {
           { status, code, headers: { 'retry-after': inTwoMinutes } }
         ])
         try {
-          const c = clientOf(proxy.api, { maxAttempts: 1 })
+          const c = clientOf(proxy.api, { ...UNTHROTTLED, maxAttempts: 1 })
           const inSeconds = await caught(c.listPets())
           assert.equal(inSeconds.code, code)
           assert.equal(inSeconds.retryAfterSeconds, 7)
@@ -431,7 +436,7 @@ for (const backend of backends()) {
       const always = Array.from({ length: 10 }, () => ({ status: 503, code: 'unavailable', headers: { 'retry-after': '0' } }))
       const proxy = await startInjectingProxy(server.origin, always)
       try {
-        const error = await caught(clientOf(proxy.api, { maxAttempts: 3 }).createPet({ name: 'Nope', categoryId: 1 }))
+        const error = await caught(clientOf(proxy.api, { ...UNTHROTTLED, maxAttempts: 3 }).createPet({ name: 'Nope', categoryId: 1 }))
         assert.equal(error.code, 'unavailable')
         assert.equal(error.status, 503)
         assert.equal(proxy.seen(), 3)

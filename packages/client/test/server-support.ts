@@ -77,10 +77,12 @@ async function startHttpProxy (answer: (request: IncomingMessage, body: Buffer, 
 }
 
 /**
- * Answers the first requests with the injected errors, then forwards every request to `origin`.
+ * Answers the first requests with the injected errors, then forwards every request to `origin`;
+ * an undefined entry forwards its request too.
  * @example const proxy = await startInjectingProxy(server.origin, [{ status: 503, code: 'unavailable', headers: { 'retry-after': '1' } }])
+ * @example const proxy = await startInjectingProxy(server.origin, [undefined, refusal])   // the second request refused
  */
-export async function startInjectingProxy (origin: string, injected: Injected[]): Promise<FaultProxy> {
+export async function startInjectingProxy (origin: string, injected: Array<Injected | undefined>): Promise<FaultProxy> {
   return await startHttpProxy(async (request, body, response, index) => {
     const fault = injected[index]
     if (fault === undefined) return await forward(`${origin}${request.url}`, request, body, response)
