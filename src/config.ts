@@ -15,6 +15,9 @@ import { POOL_WAIT_DEFAULT_MS } from './store/store.js'
 /** When getPet was deprecated (the `Deprecation` header); docs/decisions.md says why this date. */
 export const GETPET_DEPRECATED_AT = new Date('2026-01-01T00:00:00Z')
 
+/** Above the idle timeouts of the balancers most often in front: AWS ALB's and nginx's 60 s, Traefik's 90 s (docs/deployment.md). */
+export const KEEP_ALIVE_TIMEOUT_DEFAULT_S = 120
+
 export interface Config {
   databaseUrl: string
   /** A standby serving lists and gets (PostgreSQL only); undefined: the primary serves every read. */
@@ -45,6 +48,8 @@ export interface Config {
   getPetSunset: Date
   /** Seconds between SIGTERM (readyz turns 503) and closing the listener, for load balancers to notice. */
   shutdownDelay: number
+  /** Seconds an idle keep-alive connection is kept open: longer than the load balancer in front keeps its own. */
+  keepAliveTimeout: number
   /** Origins whose browser pages may call the API (CORS); empty: no CORS header at all. */
   corsOrigins: readonly string[]
   /** Milliseconds a request may wait, for the CPU or a database connection, before new ones are refused (src/http/stages/admission.ts); undefined: never refused. */
@@ -276,6 +281,14 @@ export const SETTINGS = [
     default: '0',
     help: 'seconds to keep serving after SIGTERM with /readyz at 503, so a load balancer stops sending first',
     parse: integer(0, 300)
+  },
+  {
+    key: 'keepAliveTimeout',
+    env: 'KEEP_ALIVE_TIMEOUT',
+    flag: 'keep-alive-timeout',
+    default: String(KEEP_ALIVE_TIMEOUT_DEFAULT_S),
+    help: 'seconds an idle keep-alive connection stays open; longer than the idle timeout of the load balancer in front (AWS ALB and nginx 60, Traefik 90)',
+    parse: integer(1, 86_400)
   },
   {
     key: 'corsOrigins',

@@ -46,6 +46,7 @@ export interface PipelineConfig {
   publicBaseUrl: string | undefined
   stagingBaseUrl: string | undefined
   maxQueueDelay: number | undefined
+  keepAliveTimeout: number
 }
 
 export interface PipelineOptions {
@@ -80,7 +81,7 @@ export async function buildPipeline (options: PipelineOptions): Promise<FastifyI
   const deprecation = { sunset: config.getPetSunset, publicBaseUrl: config.publicBaseUrl, now: options.now }
   const app = Fastify({
     // The socket: Node's parser, bounded; what it refuses is answered on the socket, no request made.
-    serverFactory: serverFactoryFor(options.timeouts),
+    serverFactory: serverFactoryFor(options.timeouts, config.keepAliveTimeout * 1000),
     clientErrorHandler: clientErrorHandlerFor(options.timeouts),
     bodyLimit: BODY_LIMIT_BYTES,
     // While draining, requests already on an open connection are served, not refused with a bare 503.

@@ -23,6 +23,7 @@ const BAD_SERVER_SETTINGS: Record<string, [value: string, line: string]> = {
   REDIS_KEY_PREFIX: ['has space', 'REDIS_KEY_PREFIX: must be 1 to 64 printable ASCII characters, without spaces'],
   GETPET_SUNSET: ['2020-01-01T00:00:00Z', 'GETPET_SUNSET: must not be before 2026-01-01T00:00:00Z, when getPet was deprecated'],
   SHUTDOWN_DELAY: ['999', 'SHUTDOWN_DELAY: must be an integer from 0 to 300'],
+  KEEP_ALIVE_TIMEOUT: ['0', 'KEEP_ALIVE_TIMEOUT: must be an integer from 1 to 86400'],
   MAX_QUEUE_DELAY: ['fast', 'MAX_QUEUE_DELAY: must be off, or an integer from 0 to 60000'],
   POOL_WAIT: ['0', 'POOL_WAIT: must be an integer from 1 to 60000'],
   CORS_ORIGINS: ['https://shop.example/', 'CORS_ORIGINS: each must be an origin as a browser sends it, scheme://host[:port] with nothing after, such as https://shop.example: https://shop.example/ is not']

@@ -52,8 +52,8 @@ export interface ServerProcess {
  * group of its own when asked, which a test signals as a whole (`kill -- -PGID`), as systemd does.
  * @example const server = await startServerProcess(database.url); server.child.kill('SIGKILL')
  */
-export async function startServerProcess (databaseUrl: string, env: Record<string, string> = {}, { ownProcessGroup = false } = {}): Promise<ServerProcess> {
-  const port = await freePort()
+export async function startServerProcess (databaseUrl: string, env: Record<string, string> = {}, options: { ownProcessGroup?: boolean, port?: number } = {}): Promise<ServerProcess> {
+  const { ownProcessGroup = false, port = await freePort() } = options
   const child = spawnCli(['serve'], {
     detached: ownProcessGroup,
     // RATE_LIMIT off: a test sends more than a minute's quota of requests on one key.
