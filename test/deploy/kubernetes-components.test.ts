@@ -19,7 +19,7 @@ import type { IIngress } from 'kubernetes-models/networking.k8s.io/v1/Ingress'
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy'
 import type { IService } from 'kubernetes-models/v1/Service'
 import { parseConfig } from '../../src/config.js'
-import { prometheusRuleOf, PROMETHEUS_RULE_FILE } from '../../scripts/generate-prometheus-rule.js'
+import { prometheusRuleOf } from '../../scripts/generate-prometheus-rule.js'
 import { ROOT } from '../support/constants.js'
 import { skippedFile } from '../support/helper.js'
 import { valuesAt, type CelRule } from '../support/crds.js'
@@ -33,6 +33,7 @@ const skip = kubectlMissing()
 if (skip !== false) skippedFile(`Kubernetes component tests skipped: ${skip}`)
 
 const RULES_FILE = join(ROOT, 'deploy/prometheus/petstore.rules.yml')
+const PROMETHEUS_RULE_FILE = join(KUBERNETES_DIR, 'components/prometheus-rule/prometheus-rule.yaml')
 const RULES_TEXT = readFileSync(RULES_FILE, 'utf8')
 /** The scrape job deploy/prometheus's rules expect. */
 const RULES_JOB = /up\{job="([^"]+)"\}/.exec(RULES_TEXT)?.[1]
