@@ -157,7 +157,7 @@ export const SETTINGS = [
     env: 'DATABASE_URL',
     flag: 'database-url',
     default: 'sqlite:./data/petstore.db',
-    help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB, several hosts as libpq takes them (HOST1:PORT1,HOST2:PORT2; read-write unless target_session_attrs says otherwise)',
+    help: 'sqlite:PATH (created and migrated on first start) or postgres://USER@HOST:PORT/DB, several hosts as libpq takes them (HOST1:PORT1,HOST2:PORT2; read-write unless target_session_attrs says otherwise); a part left out comes from libpq\'s variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), postgres:// alone takes them all',
     // A missing secret (`DATABASE_URL=${DATABASE_URL}`) must not start an instance on an empty local file.
     emptyRefused: true,
     parse: (raw: string) => {
@@ -165,7 +165,8 @@ export const SETTINGS = [
       // A 201 promises the animal is on disk: an in-memory database could not keep it.
       if (raw === 'sqlite::memory:') throw new BrokenRule('must name a file (sqlite:./data/petstore.db): an in-memory database is not durable')
       if (/^sqlite:.+/.test(raw)) return raw
-      if (/^postgres(ql)?:\/\/.+/.test(raw)) return postgresAddress(raw)
+      // `postgres://` alone is libpq's too: every part from PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE.
+      if (/^postgres(ql)?:\/\//.test(raw)) return postgresAddress(raw)
       throw new BrokenRule('must start with sqlite: or postgres://')
     }
   },

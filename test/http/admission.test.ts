@@ -64,7 +64,7 @@ describe('admission: the order of the stages', () => {
   it('answers a missing or malformed key 401 first, and never refuses health, readiness or the documents', async () => {
     assert.equal((await fetch(`${server.api}/pets`)).status, 401)
     assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: 'Basic abc' } })).status, 401)
-    for (const path of ['/healthz', '/readyz', '/v1/openapi.json', '/docs/']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
+    for (const path of ['/healthz', '/readyz', '/readyz/process', '/v1/openapi.json', '/docs/']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
   })
 
   it('counts refusals by reason, every reason from the start, and not as store errors', async () => {
@@ -173,7 +173,7 @@ for (const backend of backends()) {
       await sleep(800)
       const burst = Array.from({ length: 40 }, async (_, i) => i % 2 === 0 ? await create(`burst-${i}`) : await get(server, '/pets'))
       for (const response of burst) await assertRefused(response, 1_000)
-      for (const path of ['/healthz', '/readyz']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
+      for (const path of ['/healthz', '/readyz', '/readyz/process']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
 
       await sleep(1_000) // past POOL_WAIT: the calls beyond the next turn are refused too
       await release()

@@ -84,7 +84,7 @@ for (const backend of backends()) {
     })
 
     it('needs no key for the OpenAPI document, the docs and the health endpoints', async () => {
-      for (const path of ['/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/healthz', '/readyz']) {
+      for (const path of ['/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/healthz', '/readyz', '/readyz/process']) {
         assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
       }
     })

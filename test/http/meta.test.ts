@@ -11,9 +11,16 @@ for (const backend of backends()) {
     before(async () => { server = await startTestServer({ backend: backend.name }) })
     after(async () => { await server.close() })
 
-    it('answers /healthz and /readyz with 200 while the store answers', async () => {
-      assert.equal((await fetch(`${server.origin}/healthz`)).status, 200)
-      assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
+    it('answers /healthz, /readyz and /readyz/process with 200 while the store answers', async () => {
+      for (const path of ['/healthz', '/readyz', '/readyz/process']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
+    })
+
+    it('answers 404 under /readyz/process and under /healthz: no path beneath them is routed', async () => {
+      for (const path of ['/readyz/process/x', '/readyz/store', '/healthz/process']) {
+        const response = await fetch(`${server.origin}${path}`)
+        assert.equal(response.status, 404, path)
+        assert.equal((await errorBody(response)).code, 'not_found', path)
+      }
     })
 
     it('serves the interactive reference at /docs with its assets from the package itself', async () => {
@@ -45,7 +52,7 @@ for (const backend of backends()) {
       assert.doesNotMatch(info.description, /errors\.md/, 'no pointer to a file of the repository')
     })
 
-    const aroundTheApi = ['/healthz', '/readyz', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/yaml', '/docs/static/index.css', '/docs/static/theme/docs-page.js']
+    const aroundTheApi = ['/healthz', '/readyz', '/readyz/process', '/v1/openapi.json', '/v1/openapi.yaml', '/docs', '/docs/', '/docs/json', '/docs/yaml', '/docs/static/index.css', '/docs/static/theme/docs-page.js']
 
     it('answers HEAD like GET, without a body, on every path around the API', async () => {
       for (const path of aroundTheApi) {
@@ -71,7 +78,7 @@ for (const backend of backends()) {
       }
     })
 
-    it('turns /readyz to 503 unavailable, and the API to 503, when the database cannot be read', async () => {
+    it('keeps /readyz/process at 200 while the database cannot be read: /readyz 503, the API its JSON 503 with Retry-After', async () => {
       const { server: broken, cutDatabase, close } = await startBreakableServer(backend.name)
       try {
         await cutDatabase()
@@ -81,8 +88,31 @@ for (const backend of backends()) {
         assert.equal(ready.headers.get('retry-after'), '1')
         const list = await fetch(`${broken.api}/pets`, { headers: AUTH })
         assert.equal(list.status, 503)
-        assert.equal((await errorBody(list)).code, 'unavailable')
+        assert.match(list.headers.get('content-type') ?? '', /^application\/json/)
+        assert.deepEqual(Object.keys(await errorBody(list)).sort(), ['code', 'message', 'status'])
+        assert.equal(list.headers.get('retry-after'), '1')
+        const process = await fetch(`${broken.origin}/readyz/process`)
+        assert.equal(process.status, 200, 'the pod stays in the Service and answers its callers itself')
+        assert.deepEqual(await process.json(), { status: 'serving' })
         assert.equal((await fetch(`${broken.origin}/healthz`)).status, 200, 'the process still lives')
+      } finally {
+        await close()
+      }
+    })
+
+    it('turns /readyz/process to 503 unavailable with Retry-After once the drain begins, the database up or not', async () => {
+      const { server: broken, cutDatabase, close } = await startBreakableServer(backend.name)
+      try {
+        broken.app.startDraining()
+        for (const cut of [false, true]) {
+          if (cut) await cutDatabase()
+          const process = await fetch(`${broken.origin}/readyz/process`)
+          assert.equal(process.status, 503, `database ${cut ? 'cut' : 'up'}`)
+          assert.equal((await errorBody(process)).code, 'unavailable')
+          assert.equal(process.headers.get('retry-after'), '1')
+          assert.equal(process.headers.get('connection'), 'close')
+        }
+        assert.doesNotMatch(broken.logText(), /"level":50/, 'a draining probe is no error')
       } finally {
         await close()
       }

@@ -50,6 +50,9 @@ for (const backend of backends()) {
       await breakable.cutDatabase()
       for (let i = 0; i < 2; i++) assert.equal((await get(server, '/pets')).status, 503)
       assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
+      assert.equal((await fetch(`${server.origin}/readyz/process`)).status, 200)
+      server.app.startDraining()
+      assert.equal((await fetch(`${server.origin}/readyz/process`)).status, 503)
       const response = await fetch(`${server.metrics.origin}/metrics`)
       assert.equal(response.status, 200)
       assert.match(response.headers.get('content-type') ?? '', /^text\/plain/)
@@ -69,6 +72,8 @@ for (const backend of backends()) {
       assert.equal(valueOf(samples, requests, { operation: 'getPet', status: '401' }), 1)
       assert.equal(valueOf(samples, requests, { operation: 'unmatched', status: '404' }), 1)
       assert.equal(valueOf(samples, requests, { operation: 'readyz', status: '503' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'readyzProcess', status: '200' }), 1)
+      assert.equal(valueOf(samples, requests, { operation: 'readyzProcess', status: '503' }), 1)
     })
 
     it('records every request in the latency histogram', () => {

@@ -31,6 +31,7 @@ async function exerciseEverything (server: TestServer, key: string): Promise<voi
     ['/docs', {}],
     ['/healthz', {}],
     ['/readyz', {}],
+    ['/readyz/process', {}],
     // Misplaced: in the query, a cookie, other headers, the wrong scheme, the path, the body.
     [`/v1/pets?api_key=${key}&access_token=${key}`, { headers: bearer }],
     [`/v1/pets?api_key=${key}`, {}],

@@ -4,18 +4,99 @@
  * against the API's own schemas and to read them typed. No API server runs here.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { parseAllDocuments, stringify } from 'yaml'
+import { readFileSync } from 'node:fs'
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment'
 import type { IContainer } from 'kubernetes-models/v1/Container'
+import { parseConfig, type Config } from '../../src/config.js'
 import { ROOT } from './constants.js'
 
 export const KUBERNETES_DIR = join(ROOT, 'deploy/kubernetes')
 export const OVERLAYS = ['sqlite', 'postgres'] as const
 export type Overlay = typeof OVERLAYS[number]
 export const SERVICE_MONITOR_COMPONENT = join(KUBERNETES_DIR, 'components/service-monitor')
+
+/** Every Component of deploy/kubernetes/components, by its folder's name. */
+export const COMPONENTS = ['cloudnative-pg', 'egress', 'http-route', 'ingress', 'prometheus-labels', 'prometheus-rule', 'public-address', 'service-monitor', 'sqlite-readwriteonce'] as const
+export type Component = typeof COMPONENTS[number]
+export const componentDir = (component: Component): string => join(KUBERNETES_DIR, 'components', component)
+/** The Components that read the ConfigMap petstore-public of the overlay beside them (components/public-address). */
+export const PUBLIC_COMPONENTS: readonly Component[] = ['http-route', 'ingress', 'public-address']
+/** The settings a team gives petstore-public in the tests: a narrow TRUST_PROXY, the proxies' two addresses. */
+export const PUBLIC_SETTINGS = { PUBLIC_BASE_URL: 'https://api.example.com/v1', TRUST_PROXY: '10.0.3.7,10.0.3.8' }
+
+/** The configMapGenerator entry of the ConfigMap petstore-public that a team's overlay writes. */
+export function publicSettings (values: Record<string, string> = PUBLIC_SETTINGS): Record<string, unknown> {
+  return { name: 'petstore-public', literals: Object.entries(values).map(([key, value]) => `${key}=${value}`) }
+}
+
+/**
+ * An overlay with `components`, as a team's overlay of one line each adds them; with petstore-public
+ * generated when one of them reads it, unless `kustomization` gives its own configMapGenerator.
+ * @example renderWith('postgres', ['service-monitor'], { namePrefix: 'staging-' })
+ */
+export function renderWith (overlay: Overlay, components: readonly Component[], kustomization: Record<string, unknown> = {}): KubernetesObject[] {
+  const needsPublic = components.some((component) => PUBLIC_COMPONENTS.includes(component))
+  return renderOnTop([overlayDir(overlay)], {
+    ...(needsPublic ? { configMapGenerator: [publicSettings()] } : {}),
+    ...kustomization
+  }, components.map(componentDir))
+}
+
+/**
+ * Kustomizations written to a temporary tree (`files`: relative folder -> kustomization, `.` the
+ * root; `{{deploy}}` in a resource or component path stands for deploy/kubernetes), rendered from its root.
+ * @example renderTree({ '.': { resources: ['a', 'b'] }, a: { resources: ['{{deploy}}/overlays/sqlite'] }, b: { … } })
+ */
+export function renderTree (files: Record<string, Record<string, unknown>>): KubernetesObject[] {
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-tree-'))
+  try {
+    for (const [folder, kustomization] of Object.entries(files)) {
+      const at = join(dir, folder)
+      mkdirSync(at, { recursive: true })
+      const local = (paths: unknown): unknown => Array.isArray(paths)
+        ? paths.map((path) => typeof path === 'string' ? path.replace('{{deploy}}', relative(at, KUBERNETES_DIR)) : path)
+        : paths
+      writeFileSync(join(at, 'kustomization.yaml'), stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        ...kustomization,
+        ...('resources' in kustomization ? { resources: local(kustomization.resources) } : {}),
+        ...('components' in kustomization ? { components: local(kustomization.components) } : {})
+      }))
+    }
+    return renderKustomization(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** A label selector an object holds, and where. */
+export interface Selector { where: string, matchLabels: Record<string, string>, selects: 'pods' | 'services' }
+
+/** Every label selector of `object`: what kustomize's labels must reach for an install to keep to its own. */
+export function selectorsOf (object: KubernetesObject): Selector[] {
+  const spec = (object.spec ?? {}) as Record<string, any>
+  const selectors: Selector[] = []
+  const add = (where: string, matchLabels: Record<string, string> | undefined, selects: Selector['selects'] = 'pods'): void => {
+    selectors.push({ where: `${object.kind} ${object.metadata.name} ${where}`, matchLabels: matchLabels ?? {}, selects })
+  }
+  switch (object.kind) {
+    case 'Deployment':
+      add('spec.selector', spec.selector?.matchLabels)
+      for (const [i, constraint] of (spec.template?.spec?.topologySpreadConstraints ?? []).entries()) add(`topologySpreadConstraints[${i}]`, constraint.labelSelector?.matchLabels)
+      break
+    case 'Service': add('spec.selector', spec.selector); break
+    case 'PodDisruptionBudget': add('spec.selector', spec.selector?.matchLabels); break
+    case 'NetworkPolicy': add('spec.podSelector', spec.podSelector?.matchLabels); break
+    case 'ServiceMonitor': add('spec.selector', spec.selector?.matchLabels, 'services'); break
+  }
+  return selectors
+}
+
 /** kustomize 5 (`labels`, Components) and ReadWriteOncePod, as kubectl 1.27 and later have them. */
 const KUBECTL_MINOR_AT_LEAST = 27
 
@@ -26,6 +107,30 @@ const KUBECTL_MINOR_AT_LEAST = 27
  * test removes an instance from its balancer this long after SIGTERM.
  */
 export const ENDPOINT_PROPAGATION_S = 3
+
+/** The Dockerfile's runtime stage: what follows the last FROM, continuation lines joined. */
+const RUNTIME_STAGE = ((dockerfile) => dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).replaceAll('\\\n', ' '))(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))
+/** The image's user (the Dockerfile's useradd --uid). */
+export const IMAGE_UID = Number(/--uid (\d+)/.exec(RUNTIME_STAGE)?.[1])
+/** The image's environment (the runtime stage's ENV lines). */
+export const IMAGE_ENV: Record<string, string> = Object.fromEntries(RUNTIME_STAGE.split('\n').filter((line) => line.startsWith('ENV '))
+  .flatMap((line) => line.slice(4).trim().split(/\s+/)).map((pair) => pair.split('=', 2) as [string, string]))
+/** Values for the variables a pod takes from a Secret: the settings are parsed with these in their place. */
+export const FROM_SECRET: Record<string, string> = { DATABASE_URL: 'postgres://petstore@database.invalid:5432/petstore', REDIS_URL: 'redis://redis.invalid:6379' }
+
+/**
+ * What `petstore serve` in this container runs on: the image's environment, then the container's
+ * (a Secret's key as FROM_SECRET says, else a stand-in value).
+ * @example assert.equal(serviceConfig(containerOf(deployment)).port, 8080)
+ */
+export function serviceConfig (container: IContainer): Config {
+  const env: Record<string, string> = { ...IMAGE_ENV }
+  for (const variable of container.env ?? []) {
+    if (variable.value !== undefined) env[variable.name] = variable.value
+    else if (variable.valueFrom?.secretKeyRef !== undefined) env[variable.name] = FROM_SECRET[variable.name] ?? 'from-a-secret'
+  }
+  return parseConfig(env)
+}
 
 /** A rendered object: what every kind has; kubernetes-models' classes read the rest typed. */
 export interface KubernetesObject {

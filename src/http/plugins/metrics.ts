@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The metrics label of the route: its operationId, or a name for the routes around the API. */
     operation?: string
+    /** A readiness probe's route: its 503 says the process drains or its database does not answer, and is no store error of a request. */
+    probe?: boolean
   }
 }
 
@@ -76,7 +78,7 @@ async function metricsPlugin (app: FastifyInstance, { metrics }: { metrics: Requ
     }
     const refused = request.state.refused
     if (refused !== undefined) refusals(refused, () => metrics.refusals.labels(refused)).inc()
-    else if (reply.statusCode === 503 && operation !== 'readyz') metrics.storeErrors.inc()
+    else if (reply.statusCode === 503 && config.probe !== true) metrics.storeErrors.inc()
     done()
   })
 }

@@ -115,7 +115,7 @@ export function admitUnlessBehind (maxDelayMs: number, waits: ConnectionWaits, t
   }
   return {
     check: (request, reply, done) => {
-      // Requests behind a key alone: /healthz, /readyz, the document and the docs page are never refused for load.
+      // Requests behind a key alone: /healthz, /readyz, /readyz/process, the document and the docs page are never refused for load.
       if (request.state.presented === undefined) return done()
       const reason = refusalOf()
       if (reason === undefined) return done()

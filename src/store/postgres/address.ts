@@ -64,7 +64,8 @@ export function parseAddress (raw: string, severalHosts: TargetSessionAttrs = 'r
     if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new MalformedAddress(`must give each port as an integer from 1 to 65535: ${entry} does not`)
     // One host as given: the driver reads the very URL the operator wrote, but for target_session_attrs.
     const url = entries.length === 1 && attrs.length === 0 ? raw : `${scheme}${userinfo === undefined ? '' : `${userinfo}@`}${entry}${tail}`
-    return { label: entry, url }
+    // No host (postgres:// alone, postgres:///petstore): the driver reads PGHOST, as libpq does.
+    return { label: host === '' ? 'PGHOST' : entry, url }
   })
   return { hosts, target: target as TargetSessionAttrs }
 }

@@ -6,8 +6,14 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 
-// Writers of other threads and processes (the writer thread, WORKERS, the CLI) hold the lock for one transaction at most.
-const BUSY_TIMEOUT_MS = 5000
+/**
+ * How long a statement waits for a lock another connection holds, its thread blocked meanwhile:
+ * writers of other threads and processes (the writer thread, WORKERS, the CLI) hold it for one
+ * transaction at most. On the main thread, the longest the event loop is held by the store: a
+ * probe's timeout must exceed it (deploy/kubernetes).
+ * @example new Database(path, { timeout: BUSY_TIMEOUT_MS })
+ */
+export const BUSY_TIMEOUT_MS = 5000
 
 /**
  * WAL lets readers run beside the one writer; synchronous=FULL fsyncs the WAL at
