@@ -8,11 +8,14 @@ import cluster from 'node:cluster'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import type { FastifyBaseLogger } from 'fastify'
+import type { DestinationStream } from 'pino'
 import type { Registry } from 'prom-client'
 import { buildApp, type App } from '../app.js'
 import { ConfigError, type Config, type Tracing } from '../config.js'
 import { issueFirstApiKey } from '../domain/first-api-key.js'
-import { startIdempotencySweeper } from './idempotency-sweeper.js'
+import type { RequestTimeouts } from '../schemas/limits.js'
+import type { PostgresOptions } from '../store/postgres/store.js'
+import { startIdempotencySweeper, type SweepCounts } from './idempotency-sweeper.js'
 import { createLogger } from './logger.js'
 import { processMetrics } from './process-metrics.js'
 import { connectRedis } from './redis.js'
@@ -49,12 +52,14 @@ function listenError (err: NodeJS.ErrnoException, { port, host, portName, hostNa
 }
 
 /**
- * The metrics listener of METRICS_PORT and METRICS_HOST, or none when METRICS_PORT is 0.
+ * The metrics listener of METRICS_PORT (or `anyPort`, one the system picks) and METRICS_HOST, or
+ * none when METRICS_PORT is 0.
  * @throws ConfigError naming the setting, when it cannot listen
  */
-async function startMetricsListener (config: Config, scrape: Scrape): Promise<MetricsListener | undefined> {
+async function startMetricsListener (config: Config, scrape: Scrape, anyPort = false): Promise<MetricsListener | undefined> {
   if (config.metricsPort === 0) return undefined
-  const { metricsPort: port, metricsHost: host, names } = config
+  const { metricsHost: host, names } = config
+  const port = anyPort ? 0 : config.metricsPort
   try {
     return await listenForScrapes({ port, host }, scrape)
   } catch (err) {
@@ -67,6 +72,10 @@ export interface RunningServer {
   store: Store
   /** Its metrics, the requests' and the process's. */
   registry: Registry
+  /** The idempotency sweeps' counts, among those metrics. */
+  sweeps: SweepCounts
+  /** The metrics listener: the only process's, unless METRICS_PORT is 0; a worker's metrics go to the primary. */
+  metrics: MetricsListener | undefined
   url: string
   /**
    * Drains: /readyz answers 503 at once; after `delayMs` (the load balancer's time to
@@ -75,25 +84,45 @@ export interface RunningServer {
   close: (delayMs?: number) => Promise<void>
 }
 
+export interface ServerOptions {
+  /** Migrate the store and issue the first key: the only process does; a worker only serves. */
+  migrate: boolean
+  tracing?: Tracing
+  /** Where the log lines go: stdout unless given (a test keeps them). */
+  logDestination?: DestinationStream
+  /** The clock of getPet's sunset: a test moves it. */
+  now?: () => Date
+  /** Slow-client bounds: a test shortens them. */
+  timeouts?: RequestTimeouts
+  /** PostgreSQL's pool options over the settings': a test shortens its timeouts. */
+  postgres?: PostgresOptions
+  /** Both listeners on ports the system picks, whatever PORT and METRICS_PORT say: tests side by side. */
+  anyPorts?: boolean
+}
+
 /**
- * Starts one serving process: the only process (`migrate`, and its own metrics listener),
- * or a worker (its metrics go to the primary).
+ * Starts one serving process, wired in the one order every serving process (and every test's
+ * service) has: the store, the first key, metrics, Redis, the app, its listeners, the sweeper,
+ * and their close in reverse.
+ * @example const server = await startServer(config, { migrate: true }); await server.close()
  */
-export async function startServer (config: Config, options: { migrate: boolean, tracing?: Tracing }): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel)
+export async function startServer (config: Config, options: ServerOptions): Promise<RunningServer> {
+  const logger = createLogger(config.logLevel, options.logDestination)
   // Imported only when traces are on: off, no part of the SDK is loaded.
   const tracing = options.tracing === undefined ? undefined : await (await import('./tracing.js')).startTracing(options.tracing, logger)
-  const opened = options.migrate ? await openMigratedStore(config) : await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl, poolWaitMs: config.poolWait })
+  const opened = options.migrate
+    ? await openMigratedStore(config, options.postgres)
+    : await openStore(config.databaseUrl, { readUrl: config.databaseReadUrl, poolWaitMs: config.poolWait, ...options.postgres })
   const store = tracing === undefined ? opened : tracing.traceStore(opened)
   if (options.migrate) await ensureAnApiKey(store, config)
   const metrics = processMetrics(store)
   const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const app = await buildApp({ config, store, logger, registry: metrics.registry, redis, loopThread: loopThreadTimes, traces: tracing !== undefined })
+  const app = await buildApp({ config, store, logger, registry: metrics.registry, redis, loopThread: loopThreadTimes, now: options.now, timeouts: options.timeouts, traces: tracing !== undefined })
   let url: string
   let metricsListener: MetricsListener | undefined
   try {
-    url = await app.listen({ port: config.port, host: config.host })
-    if (cluster.isPrimary) metricsListener = await startMetricsListener(config, metrics.registry)
+    url = await app.listen({ port: options.anyPorts === true ? 0 : config.port, host: config.host })
+    if (cluster.isPrimary) metricsListener = await startMetricsListener(config, metrics.registry, options.anyPorts)
   } catch (err) {
     await app.close()
     redis?.disconnect()
@@ -124,7 +153,7 @@ export async function startServer (config: Config, options: { migrate: boolean, 
     return closing
   }
   logger.info({ url, metrics: metricsListener?.origin, store: store.kind, pid: process.pid }, 'listening')
-  return { app, store, registry: metrics.registry, url, close }
+  return { app, store, registry: metrics.registry, sweeps: metrics.sweeps, metrics: metricsListener, url, close }
 }
 
 // Every event close-with-grace would listen to: SIGTERM and SIGINT come through closeOnSignals

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, post, skippedFile, startTestServer, until, type TestServer } from '../support/helper.js'
 import { startFailoverLoad, storedIds, type Answer, type FailoverLoad } from '../support/failover-load.js'
 import { FAILOVER_BOUND_MS, haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
 
@@ -279,14 +279,6 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
     })
   })
 })
-
-async function until (done: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`)
-    await sleep(100)
-  }
-}
 
 function describeFault (answer: Answer): string {
   return `${answer.kind} on instance ${answer.instance + 1} (${WAYS_IN[answer.instance]!}) at ${new Date(answer.startedAt).toISOString()}: ${answer.fault ?? answer.status}`

@@ -14,7 +14,7 @@ import { TEST_KEY } from '../support/constants.js'
 import { loopThreadTimes } from '../../src/process/loop-thread.js'
 import { exportPages } from '../../src/store/export-pages.js'
 import { POOL_SIZE_DEFAULT } from '../../src/store/postgres/store.js'
-import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { backends, errorBody, get, post, startTestServer, until, type TestServer } from '../support/helper.js'
 
 const REFUSAL = { code: 'unavailable', message: 'the service is at capacity; retry in 1 s', status: 503 }
 
@@ -166,16 +166,19 @@ for (const backend of backends()) {
       assert.equal((await create('before')).status, 201)
       const release = await holdLock(backend.name, server, true)
       // The holders of every connection, then a turn's worth of calls, then 5 beyond it.
-      const { turn } = server.store.waits
+      const { waits } = server.store
       const waiting = [create('waiting-0')]
       await sleep(50)
-      waiting.push(...Array.from({ length: HOLDERS[backend.name] - 1 + turn + 5 }, async (_, i) => await create(`waiting-${i + 1}`)))
-      await sleep(800)
+      waiting.push(...Array.from({ length: HOLDERS[backend.name] - 1 + waits.turn + 5 }, async (_, i) => await create(`waiting-${i + 1}`)))
+      let refused = 0
+      for (const response of waiting) void response.then((answer) => { if (answer.status === 503) refused++ })
+      // Every call in the queue or refused, and the oldest waiting past MAX_QUEUE_DELAY, however long a busy machine takes.
+      await until(() => waits.count() + refused === waits.turn + 5 && waits.oldestMs() > 500, 10_000)
       const burst = Array.from({ length: 40 }, async (_, i) => i % 2 === 0 ? await create(`burst-${i}`) : await get(server, '/pets'))
       for (const response of burst) await assertRefused(response, 1_000)
       for (const path of ['/healthz', '/readyz', '/readyz/process']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)
 
-      await sleep(1_000) // past POOL_WAIT: the calls beyond the next turn are refused too
+      await until(() => refused === 5, 10_000) // past POOL_WAIT: the calls beyond the next turn are refused too
       await release()
       const statuses = await Promise.all(waiting.map(async (response) => (await response).status))
       assert.deepEqual(statuses.filter((status) => status !== 201 && status !== 503), [])

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { buildApp, type App } from '../../src/app.js'
-import { parseConfig } from '../../src/config.js'
-import { createLogger } from '../../src/process/logger.js'
-import type { Store } from '../../src/store/store.js'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, createTestDatabase, errorBody, get, openTestStore, post, startTestServer, type TestDatabase, type TestServer } from '../support/helper.js'
+import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`
@@ -242,22 +238,13 @@ for (const backend of backends()) {
 
 for (const backend of backends()) {
   describe(`${backend.name}: slow and never-ending requests (timeouts shortened to 1 s for headers and 2 s in all)`, { skip: backend.skip }, () => {
-    let database: TestDatabase
-    let store: Store
-    let app: App
+    let server: TestServer
     let origin: string
     before(async () => {
-      database = await createTestDatabase(backend.name)
-      store = await openTestStore(database)
-      const config = parseConfig({ PETSTORE_API_KEYS: TEST_KEY, RATE_LIMIT: '0', DATABASE_URL: database.url, LOG_LEVEL: 'silent' })
-      app = await buildApp({ config, store, logger: createLogger('silent'), timeouts: { headersMs: 1_000, requestMs: 2_000 } })
-      origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
+      server = await startTestServer({ backend: backend.name, timeouts: { headersMs: 1_000, requestMs: 2_000 } })
+      origin = server.origin
     })
-    after(async () => {
-      await app.close()
-      await store.close()
-      await database.drop()
-    })
+    after(async () => { await server.close() })
 
     it('answers 408 request_timeout with the Error body when the headers never end', async () => {
       const conn = await openRaw(origin)

@@ -9,15 +9,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { after, before, it } from 'node:test'
-import { buildApp, type App } from '../../src/app.js'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { App } from '../../src/app.js'
 import { parseConfig, type Config } from '../../src/config.js'
 import type { RequestTimeouts } from '../../src/schemas/limits.js'
-import { createLogger } from '../../src/process/logger.js'
-import { listenForScrapes, type MetricsListener } from '../../src/process/metrics-listener.js'
+import type { MetricsListener } from '../../src/process/metrics-listener.js'
 import type { SweepCounts } from '../../src/process/idempotency-sweeper.js'
-import { processMetrics } from '../../src/process/process-metrics.js'
-import { loopThreadTimes } from '../../src/process/loop-thread.js'
-import { connectRedis } from '../../src/process/redis.js'
+import { startServer } from '../../src/process/server.js'
 import { openStore } from '../../src/store/open-store.js'
 import type { PostgresOptions } from '../../src/store/postgres/store.js'
 import type { Store } from '../../src/store/store.js'
@@ -189,6 +187,11 @@ export interface StartOptions {
   timeouts?: RequestTimeouts
 }
 
+/**
+ * The service as `petstore serve` wires it (src/process/server.ts startServer), on a database of
+ * its own, both listeners on free ports, its log lines kept for the test.
+ * @example const server = await startTestServer({ backend: 'postgres', env: { RATE_LIMIT: '5' } })
+ */
 export async function startTestServer (options: StartOptions = {}): Promise<TestServer> {
   const database = options.database ?? await createTestDatabase(options.backend ?? 'sqlite')
   const config: Config = parseConfig({
@@ -200,34 +203,26 @@ export async function startTestServer (options: StartOptions = {}): Promise<Test
     DATABASE_URL: database.url
   })
   const lines: string[] = []
-  const sink = new Writable({
+  const logDestination = new Writable({
     write (chunk, _encoding, done) {
       lines.push(...String(chunk).split('\n').filter((line) => line !== ''))
       done()
     }
   })
-  const store = await openTestStore(database, { poolWaitMs: config.poolWait, ...options.postgres })
-  const logger = createLogger(config.logLevel, sink)
-  const { registry, sweeps } = processMetrics(store)
-  const redis = config.redisUrl === undefined ? undefined : await connectRedis(config.redisUrl, logger)
-  const app = await buildApp({ config, store, logger, registry, redis, loopThread: loopThreadTimes, now: options.now, timeouts: options.timeouts })
-  const origin = (await app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1')
-  const metrics = await listenForScrapes({ port: 0, host: '127.0.0.1' }, registry)
+  const { postgres, now, timeouts } = options
+  const server = await startServer(config, { migrate: true, logDestination, postgres, now, timeouts, anyPorts: true })
   return {
-    api: `${origin}/v1`,
-    origin,
-    metrics,
-    app,
-    store,
+    api: `${server.url}/v1`,
+    origin: server.url,
+    metrics: server.metrics!,
+    app: server.app,
+    store: server.store,
     database,
     logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
     logText: () => lines.join('\n'),
-    sweeps,
+    sweeps: server.sweeps,
     close: async () => {
-      await app.close()
-      redis?.disconnect()
-      await metrics.close()
-      await store.close()
+      await server.close()
       if (options.database === undefined) await database.drop()
     }
   }
@@ -257,6 +252,18 @@ export async function post (server: TestServer, path: string, body: unknown, hea
 /** GETs with the test key. */
 export async function get (server: TestServer, path: string, headers: Record<string, string> = {}): Promise<Response> {
   return await fetch(`${server.api}${path}`, { headers: { ...AUTH, ...headers } })
+}
+
+/**
+ * Resolves once `done()` holds, asked every 10 ms; throws past `timeoutMs`.
+ * @example await until(() => store.waits.count() > 10, 10_000)
+ */
+export async function until (done: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${done.toString()}`)
+    await sleep(10)
+  }
 }
 
 /** Asserts the spec's Error body, exactly, and returns it. */

@@ -111,14 +111,15 @@ describe('the typed client against a service that accepts', () => {
   before(async () => { server = await startTestServer() })
   after(async () => { await server.close() })
 
-  it('throttles none of 200 calls, 4xx answers and calls in flight together included', async () => {
+  it('throttles none of 120 calls, 4xx answers and calls in flight together included', async () => {
     const client = clientOf(server.api, { maxAttempts: 1 })
     const codes = []
     // A 404 is an answer the service accepted: only 429 and 503 are refusals.
     for (let i = 0; i < 100; i++) codes.push((await outcomeOf(client.getPet(1_000 + i))).error.code)
-    const together = await Promise.all(Array.from({ length: 100 }, async (_, i) => await client.createPet({ name: `pet ${i}`, categoryId: 1 })))
+    // 20 at once: no spike the service would refuse part of (its admission stage is on, as shipped).
+    const together = await Promise.all(Array.from({ length: 20 }, async (_, i) => await client.createPet({ name: `pet ${i}`, categoryId: 1 })))
     assert.deepEqual(new Set(codes), new Set(['not_found']))
-    assert.equal(new Set(together.map((pet) => pet.id)).size, 100)
+    assert.equal(new Set(together.map((pet) => pet.id)).size, 20)
   })
 
   it('counts no try that got no answer: the retry of a create whose connection broke goes out', async () => {
