@@ -28,8 +28,8 @@ import { containerOf, deploymentOf, ENDPOINT_PROPAGATION_S, kubectlMissing, only
 
 /** Load before the first replacement and after the last old instance has exited. */
 const STEADY_MS = 2_000
-/** Writers through the balancer (the readers add one loop). */
-const WRITERS = 6
+/** Writers through the balancer, at least 16 clients with the reader (the admission stage on, as shipped). */
+const WRITERS = 16
 
 const skip = kubectlMissing() || haproxyMissing() ||
   (process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is not set' : false)
