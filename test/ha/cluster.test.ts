@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { AUTH, post, skippedFile, startTestServer, until, type TestServer } from '../support/helper.js'
+import { listAll } from '../support/list-pages.js'
 import { startFailoverLoad, storedIds, type Answer, type FailoverLoad } from '../support/failover-load.js'
 import { FAILOVER_BOUND_MS, haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
 
@@ -56,18 +57,10 @@ async function create (server: TestServer, name: string, tally: Tally): Promise<
 }
 
 /** Every id of the list on `server`, paged to its end through its Link headers. */
-async function listAll (server: TestServer, tally: Tally): Promise<Set<number>> {
-  const ids = new Set<number>()
-  let next: string | undefined = `${server.api}/pets?limit=100`
-  while (next !== undefined) {
-    const response: Response = await fetch(next, { headers: AUTH })
-    assert.equal(response.status, 200, 'a list page')
-    for (const pet of await response.json() as Array<{ id: number }>) ids.add(pet.id)
-    const link = response.headers.get('link')?.match(/<([^>]+)>; rel="next"/)?.[1]
-    next = link === undefined ? undefined : `${server.origin}${new URL(link).pathname}${new URL(link).search}`
-  }
+async function listedIds (server: TestServer, tally: Tally): Promise<Set<number>> {
+  const pets = await listAll(`${server.api}/pets?limit=100`, { origin: () => server.origin })
   tally.lists++
-  return ids
+  return new Set(pets.map((pet) => pet.id))
 }
 
 async function readCounts (server: TestServer): Promise<Record<string, number>> {
@@ -130,7 +123,7 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
         created.add(id)
         bump(tally.gets, (await fetch(`${reader.origin}${path}`, { headers: AUTH })).status)
         if (i % 10 === 9) {
-          const listed = await listAll(reader, tally)
+          const listed = await listedIds(reader, tally)
           tally.listMisses += [...created].filter((known) => !listed.has(known)).length
         }
       }

@@ -4,26 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY } from '../support/constants.js'
 import { AUTH, JSON_AUTH, backends, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
+import { listAll, type ListedPet as Pet } from '../support/list-pages.js'
 import { openRaw } from '../support/raw-http.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 
-interface Pet { id: number, name: string, categoryId: number, status: string }
 interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }
 
 const WRITERS = 8
-
-/** Every animal, following Link rel="next". */
-async function allPets (origin: string): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let url: string | undefined = `${origin}/v1/pets?limit=100`
-  while (url !== undefined) {
-    const response = await fetch(url, { headers: AUTH })
-    assert.equal(response.status, 200)
-    pets.push(...await response.json() as Pet[])
-    url = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
-  }
-  return pets
-}
 
 /** Creates animals from WRITERS parallel loops until the service stops answering; `attempts` fills as they go. */
 async function createUntilDown (origin: string, cycle: number, attempts: Attempt[]): Promise<void> {
@@ -67,7 +54,7 @@ for (const backend of backends()) {
         assert.ok(attempts.some((attempt) => attempt.created !== undefined), 'some creates succeeded before the kill')
 
         server = await startServerProcess(database.url)
-        const stored = new Map((await allPets(server.origin)).map((pet) => [pet.id, pet]))
+        const stored = new Map((await listAll(`${server.origin}/v1/pets?limit=100`)).map((pet) => [pet.id, pet]))
         for (const pet of confirmed) assert.deepEqual(stored.get(pet.id), pet, `animal ${pet.id} answered 201 and must be there as it was`)
         const names = [...stored.values()].map((pet) => pet.name)
         assert.equal(new Set(names).size, names.length, 'no animal is stored twice')
@@ -83,7 +70,7 @@ for (const backend of backends()) {
           }
           if (attempt.created === undefined) confirmed.push(pet)
         }
-        const after = (await allPets(server.origin)).map((pet) => pet.name)
+        const after = (await listAll(`${server.origin}/v1/pets?limit=100`)).map((pet) => pet.name)
         assert.equal(new Set(after).size, after.length, 'retries created no duplicate')
       }
       server.child.kill('SIGKILL')
@@ -124,7 +111,7 @@ describe('SIGTERM drains', () => {
     // Read back in this process: only the drain needed a process.
     const restarted = await startTestServer({ database })
     try {
-      const pets = await allPets(restarted.origin)
+      const pets = await listAll(`${restarted.origin}/v1/pets?limit=100`)
       assert.ok(pets.some((pet) => pet.name === 'in flight at SIGTERM'))
     } finally {
       await restarted.close()

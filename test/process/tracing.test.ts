@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parseTracing } from '../../src/config.js'
 import { TEST_KEY } from '../support/constants.js'
 import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { nextLink } from '../support/list-pages.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean }
@@ -109,7 +110,7 @@ for (const backend of backends('sqlite', 'postgres')) {
       petId = (JSON.parse(created.body) as { id: number }).id
       await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: '{"name":"Tom","categoryId":1}' })
       const first = await fetch(`${server.origin}/v1/pets?limit=1`, { headers: AUTH })
-      cursor = new URL(/<([^>]+)>/.exec(first.headers.get('link') ?? '')![1]!).searchParams.get('cursor')!
+      cursor = new URL(nextLink(first)!).searchParams.get('cursor')!
       const next = await fetch(`${server.origin}/v1/pets?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: { ...AUTH, traceparent: page.traceparent } })
       assert.equal(next.status, 200)
       assert.equal((await fetch(`${server.origin}/v1/pets/${petId}`, { headers: { ...AUTH, traceparent: fetchOne.traceparent } })).status, 200)
