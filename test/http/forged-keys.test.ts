@@ -5,7 +5,8 @@ import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import type { Store } from '../../src/store/store.js'
 import { TEST_KEY } from '../support/constants.js'
-import { AUTH, backends, createTestDatabase, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer, useTwoInstances } from '../support/helper.js'
+import { redisSettings, redisSkip } from '../support/redis.js'
 
 const FLOOD = 3_000
 // Requests in flight at once: each may pass the count before the failures ahead of it are added.
@@ -146,27 +147,18 @@ for (const backend of backends()) {
   })
 }
 
-const redisUrl = process.env.TEST_REDIS_URL
-
-describe('forged keys counted through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis forged-key tests skipped' : false }, () => {
+describe('forged keys counted through Redis', { skip: redisSkip('Redis forged-key tests') }, () => {
   for (const backend of backends()) {
     describe(backend.name, { skip: backend.skip }, () => {
+      const instances = useTwoInstances(backend.name, { TRUST_PROXY: '127.0.0.1', ...redisSettings() })
+
       it('throttles forgeries split between two instances at the shared limit', async () => {
-        const database = await createTestDatabase(backend.name)
-        const env = { TRUST_PROXY: '127.0.0.1', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-        const a = await startTestServer({ database, env })
-        const b = await startTestServer({ database, env })
-        try {
-          for (let i = 0; i < FAILED_AUTH_LIMIT; i++) assert.equal((await getPets(i % 2 === 0 ? a : b, forgedKey(), '198.51.100.7')).status, 401)
-          assert.equal((await getPets(a, forgedKey(), '198.51.100.7')).status, 429)
-          assert.equal((await getPets(b, forgedKey(), '198.51.100.7')).status, 429)
-          assert.equal((await getPets(b, TEST_KEY, '198.51.100.7')).status, 200)
-          assert.equal((await getPets(a, forgedKey(), '198.51.100.8')).status, 401, 'another address')
-        } finally {
-          await a.close()
-          await b.close()
-          await database.drop()
-        }
+        const { one, two } = instances
+        for (let i = 0; i < FAILED_AUTH_LIMIT; i++) assert.equal((await getPets(i % 2 === 0 ? one : two, forgedKey(), '198.51.100.7')).status, 401)
+        assert.equal((await getPets(one, forgedKey(), '198.51.100.7')).status, 429)
+        assert.equal((await getPets(two, forgedKey(), '198.51.100.7')).status, 429)
+        assert.equal((await getPets(two, TEST_KEY, '198.51.100.7')).status, 200)
+        assert.equal((await getPets(one, forgedKey(), '198.51.100.8')).status, 401, 'another address')
       })
 
       it('counts per process, with one warning, when Redis is unreachable', async () => {
