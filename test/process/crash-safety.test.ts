@@ -2,11 +2,10 @@ import assert from 'node:assert/strict'
 import { Agent, get as httpGet } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY } from '../support/constants.js'
 import { AUTH, JSON_AUTH, backends, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
 import { listAll, type ListedPet as Pet } from '../support/list-pages.js'
-import { openRaw } from '../support/raw-http.js'
-import { startServerProcess, type ServerProcess } from '../support/process.js'
+import { startHalfSentCreate } from '../support/raw-http.js'
+import { startServerProcess } from '../support/process.js'
 
 interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }
 
@@ -85,23 +84,9 @@ describe('SIGTERM drains', () => {
   before(async () => { database = await createTestDatabase('sqlite') })
   after(async () => { await database.drop() })
 
-  /** A create whose body is half sent: in flight until `finish` is called. */
-  async function startSlowCreate (server: ServerProcess, name: string): Promise<{ finish: () => Promise<{ status: number, body: string }> }> {
-    const body = JSON.stringify({ name, categoryId: 1 })
-    const conn = await openRaw(server.origin)
-    conn.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 8)}`)
-    await sleep(100)
-    return {
-      finish: async () => {
-        conn.write(body.slice(8))
-        return await conn.response
-      }
-    }
-  }
-
   it('completes the requests in flight at SIGTERM, then exits 0', async () => {
     const server = await startServerProcess(database.url)
-    const slow = await startSlowCreate(server, 'in flight at SIGTERM')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight at SIGTERM', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     const response = await slow.finish()
@@ -121,7 +106,7 @@ describe('SIGTERM drains', () => {
   it('answers /readyz 503 and keeps serving during SHUTDOWN_DELAY, so a rolling restart loses nothing', async () => {
     const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
     assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
-    const slow = await startSlowCreate(server, 'in flight during the delay')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight during the delay', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     const ready = await fetch(`${server.origin}/readyz`)
@@ -159,7 +144,7 @@ describe('SIGTERM drains', () => {
 
   it('keeps draining through a second SIGTERM', async () => {
     const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
-    const slow = await startSlowCreate(server, 'in flight at two SIGTERMs')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight at two SIGTERMs', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     server.child.kill('SIGTERM')
@@ -173,7 +158,7 @@ describe('SIGTERM drains', () => {
   it('drains every worker with WORKERS=2 when the whole process group gets SIGTERM (each worker gets it twice)', async () => {
     const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' }, { ownProcessGroup: true })
     try {
-      const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `group drain ${i}`)))
+      const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startHalfSentCreate(server.origin, { name: `group drain ${i}`, categoryId: 1 })))
       process.kill(-server.child.pid!, 'SIGTERM')
       await sleep(300)
       assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
@@ -191,7 +176,7 @@ describe('SIGTERM drains', () => {
 
   it('drains every worker with WORKERS=2: requests in flight complete, the primary exits 0', async () => {
     const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' })
-    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `worker drain ${i}`)))
+    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startHalfSentCreate(server.origin, { name: `worker drain ${i}`, categoryId: 1 })))
     server.child.kill('SIGTERM')
     await sleep(300)
     assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
