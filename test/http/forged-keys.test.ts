@@ -7,6 +7,7 @@ import type { Store } from '../../src/store/store.js'
 import { TEST_KEY } from '../support/constants.js'
 import { AUTH, backends, errorBody, startTestServer, type TestServer, useTwoInstances } from '../support/helper.js'
 import { redisSettings, redisSkip } from '../support/redis.js'
+import { tallyStatuses } from '../support/status-tally.js'
 
 const FLOOD = 3_000
 // Requests in flight at once: each may pass the count before the failures ahead of it are added.
@@ -33,20 +34,6 @@ async function getPets (server: TestServer, key: string | undefined, from: strin
   return await fetch(`${server.api}/pets`, { headers })
 }
 
-/** Sends `count` requests, IN_FLIGHT at a time, and tallies their statuses. */
-async function flood (count: number, send: (i: number) => Promise<Response>): Promise<Record<number, number>> {
-  const statuses: Record<number, number> = {}
-  let next = 0
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (next < count) {
-      const response = await send(next++)
-      await response.arrayBuffer()
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1
-    }
-  }))
-  return statuses
-}
-
 async function throttledCount (server: TestServer): Promise<number> {
   const text = await (await fetch(`${server.metrics.origin}/metrics`)).text()
   return Number(/^petstore_auth_throttled_total (\d+)$/m.exec(text)?.[1])
@@ -65,7 +52,7 @@ for (const backend of backends()) {
       assert.equal((await getPets(server, issued, '198.51.100.1')).status, 200, 'a store key known before the flood')
       const lookups = countKeyLookups(server.store)
       const bystanders: number[] = []
-      const statuses = await flood(requests, async (i) => {
+      const statuses = await tallyStatuses(requests, IN_FLIGHT, async (i) => {
         if (i % 100 === 0) bystanders.push((await getPets(server, i % 200 === 0 ? TEST_KEY : issued, '198.51.100.2')).status)
         return await getPets(server, forgedKey(), '198.51.100.1')
       })
