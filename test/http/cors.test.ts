@@ -176,7 +176,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
     assert.match(created.location ?? '', new RegExp(`/v1/pets/${pet.id}$`))
     assert.ok(created.requestId)
 
-    const listed = await fetchFrom(shop.origin, `${api.api}/pets?limit=100`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+    const listed = await fetchFrom(shop.origin, `${api.api}/pets?limit=100`, { headers: AUTH })
     assert.equal(listed.status, 200, JSON.stringify(listed))
     assert.ok((listed.body as Array<{ id: number }>).some((animal) => animal.id === pet.id))
   })
@@ -196,7 +196,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
       body: JSON.stringify({ name: 'Stranger', categoryId: 5 })
     })
     assert.match(created.failed ?? '', /TypeError/, JSON.stringify(created))
-    const listed = await fetchFrom(stranger.origin, `${api.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+    const listed = await fetchFrom(stranger.origin, `${api.api}/pets`, { headers: AUTH })
     assert.match(listed.failed ?? '', /TypeError/, JSON.stringify(listed))
     assert.equal(await count(), countBefore)
   })

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test'
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
 import { TEST_KEY } from '../support/constants.js'
-import { post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): docs page tests skipped`
@@ -172,7 +172,7 @@ describe('GET /docs behind a proxy that serves the service under a path prefix',
   })
 
   it('renders the page at the deprecation Link of getPet, every asset found under the prefix', async () => {
-    const link = (await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).headers.get('link') ?? ''
+    const link = (await fetch(`${server.api}/pets/1`, { headers: AUTH })).headers.get('link') ?? ''
     const docsUrl = /^<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
     assert.match(docsUrl ?? '', /\/petstore\/docs\/$/)
     const page = await browser.newPage()

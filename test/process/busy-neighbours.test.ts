@@ -7,13 +7,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TEST_KEY } from '../support/constants.js'
-import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { AUTH, JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { startNeighbours, type Neighbours } from '../support/neighbours.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 import { tallyStatuses } from '../support/status-tally.js'
-
-const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 
 for (const backend of backends('sqlite', 'postgres')) {
   describe(`${backend.name}: petstore serve beside a busy neighbour`, () => {
@@ -36,7 +33,7 @@ for (const backend of backends('sqlite', 'postgres')) {
     it('serves every one of 120 creates sent 8 at a time, then 100 lists sent 4 at a time', { timeout: 60_000 }, async () => {
       const created = await tallyStatuses(120, 8, async (i) => await fetch(`${server.origin}/v1/pets`, {
         method: 'POST',
-        headers: { ...AUTH, 'content-type': 'application/json' },
+        headers: JSON_AUTH,
         body: JSON.stringify({ name: `neighbour ${i}`, categoryId: 1 })
       }))
       const listed = await tallyStatuses(100, 4, async () => await fetch(`${server.origin}/v1/pets?limit=20`, { headers: AUTH }))

@@ -10,9 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
 import pg from 'pg'
 import { TEST_KEY } from './constants.js'
+import { AUTH, JSON_AUTH } from './helper.js'
 import type { HaCluster } from './ha-cluster.js'
 
-const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 /** A writer waits this long after a failed create before trying again: short, to see the end of an outage closely. */
 const WRITER_RETRY_MS = 250
 
@@ -106,7 +106,7 @@ export function startLoad (origins: string[], options: LoadOptions = {}): Load {
       for (;;) {
         const answer = await answerOf('create', instance, async () => await fetch(`${origins[instance]}/v1/pets`, {
           method: 'POST',
-          headers: { ...AUTH, 'content-type': 'application/json', 'idempotency-key': key },
+          headers: { ...JSON_AUTH, 'idempotency-key': key },
           body: JSON.stringify({ name, categoryId: 1 })
         }))
         answers.push(answer)
