@@ -6,14 +6,12 @@
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { CHROMIUM, chromiumMissing } from './support/chromium.js'
 import { PGBOUNCER_SKIPPED, POSTGRES_SKIPPED } from './support/helper.js'
-
-const CHROMIUM = '/usr/bin/chromium'
 
 interface Leg {
   name: string
@@ -53,8 +51,8 @@ const legs: Leg[] = [
   },
   {
     name: 'Chromium',
-    setUp: existsSync(CHROMIUM),
-    skipped: `Chromium tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`,
+    setUp: chromiumMissing() === false,
+    skipped: `Chromium tests skipped: ${chromiumMissing()}`,
     answers: async () => {
       const { stdout } = await promisify(execFile)(CHROMIUM, ['--version'], { timeout: 10_000 })
       assert.match(stdout, /^Chromium \d+/)

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { chromiumMissing, launchChromium } from '../support/chromium.js'
 import { TEST_KEY } from '../support/constants.js'
 import { AUTH, JSON_AUTH, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
@@ -109,8 +109,8 @@ describe('CORS without CORS_ORIGINS', () => {
   })
 })
 
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): CORS browser tests skipped`
+const missing = chromiumMissing()
+const skip = missing === false ? false : `CORS browser tests skipped: ${missing}`
 
 /** A page server: one empty HTML page, the origin a script in it runs on. */
 async function startPageServer (): Promise<{ origin: string, server: Server }> {
@@ -134,10 +134,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
     stranger = await startPageServer()
     // Same host, other ports: three origins.
     api = await startTestServer({ env: { CORS_ORIGINS: shop.origin } })
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()

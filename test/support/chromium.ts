@@ -1,0 +1,27 @@
+/**
+ * Debian's Chromium, driven by playwright-core: the browser of the CORS, docs page and client
+ * tests, and a leg of its own in test/legs.test.ts.
+ */
+import { existsSync } from 'node:fs'
+import { chromium, type Browser } from 'playwright-core'
+
+export const CHROMIUM = '/usr/bin/chromium'
+
+/**
+ * Why Chromium cannot run here, or false when it can.
+ * @example const missing = chromiumMissing(); describe('…', { skip: missing === false ? false : `docs page tests skipped: ${missing}` }, …)
+ */
+export function chromiumMissing (): string | false {
+  return existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium)`
+}
+
+/**
+ * Chromium, headless, with nothing of its own on the network.
+ * @example const browser = await launchChromium(); const page = await browser.newPage()
+ */
+export async function launchChromium (): Promise<Browser> {
+  return await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
+  })
+}
