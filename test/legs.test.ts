@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
-import pg from 'pg'
 import { CHROMIUM, chromiumMissing } from './support/chromium.js'
+import { query } from './support/database.js'
 import { PGBOUNCER_SKIPPED, POSTGRES_SKIPPED } from './support/helper.js'
 
 interface Leg {
@@ -22,13 +22,7 @@ interface Leg {
 }
 
 async function selectOne (url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    assert.deepEqual((await client.query('SELECT 1 AS one')).rows, [{ one: 1 }])
-  } finally {
-    await client.end()
-  }
+  assert.deepEqual(await query(url, 'SELECT 1 AS one'), [{ one: 1 }])
 }
 
 const { TEST_DATABASE_URL, TEST_PGBOUNCER_URL, TEST_REDIS_URL } = process.env

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
+import { query } from '../support/database.js'
 import { AUTH, post, skippedFile, startTestServer, until, type TestServer } from '../support/helper.js'
 import { listAll } from '../support/list-pages.js'
 import { startFailoverLoad, storedIds, type Answer, type FailoverLoad } from '../support/failover-load.js'
@@ -72,14 +72,7 @@ async function readCounts (server: TestServer): Promise<Record<string, number>> 
 
 /** Transactions the node has run in the database: on a standby, only reads. */
 async function transactionsOn (url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ n: string }>("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'petstore'")
-    return Number(rows[0]!.n)
-  } finally {
-    await client.end()
-  }
+  return Number((await query(url, "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'petstore'"))[0]!.n)
 }
 
 /** The transactions on `url` since `before`, once they reach `atLeast` or 15 s pass: a backend adds its counts to pg_stat_database at most once a second, and an idle one a second after its last. */
