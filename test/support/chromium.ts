@@ -2,8 +2,8 @@
  * Debian's Chromium, driven by playwright-core: the browser of the CORS, docs page and client
  * tests, and a leg of its own in test/legs.test.ts.
  */
-import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
+import { programMissing } from './programs.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
 
@@ -12,7 +12,7 @@ export const CHROMIUM = '/usr/bin/chromium'
  * @example const missing = chromiumMissing(); describe('…', { skip: missing === false ? false : `docs page tests skipped: ${missing}` }, …)
  */
 export function chromiumMissing (): string | false {
-  return existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium)`
+  return programMissing(CHROMIUM, 'chromium')
 }
 
 /**
