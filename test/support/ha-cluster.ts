@@ -14,7 +14,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import { stringify } from 'yaml'
 import { startHaproxy, type Haproxy } from './haproxy.js'
-import { ownChild } from './programs.js'
+import { ownChild, stopChild } from './programs.js'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 const TOOLS = ['/usr/bin/patroni', '/usr/bin/patronictl', '/usr/bin/etcd', '/usr/sbin/haproxy', `${PG_BIN}/postgres`]
@@ -303,13 +303,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
 
   async function stopDaemon (name: string, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
     const daemon = daemons.get(name)
-    if (daemon === undefined || daemon.child.exitCode !== null || daemon.child.signalCode !== null) return
-    daemon.child.kill(signal)
-    await Promise.race([daemon.exited, sleep(timeoutMs)])
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.child.kill('SIGKILL')
-      await daemon.exited
-    }
+    if (daemon !== undefined) await stopChild(daemon.child, daemon.exited, signal, timeoutMs)
   }
 
   async function killNode (name: string): Promise<void> {

@@ -9,7 +9,7 @@ import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ownChild, programMissing } from './programs.js'
+import { ownChild, programMissing, stopChild } from './programs.js'
 
 const HAPROXY = '/usr/sbin/haproxy'
 
@@ -60,15 +60,7 @@ export async function startHaproxy (options: { dir: string, sections: string[][]
     connection.once('close', () => resolve(answer))
   })
 
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(5_000)])
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-  }
+  const stop = async (): Promise<void> => await stopChild(child, exited, 'SIGTERM')
 
   const deadline = Date.now() + 10_000
   for (;;) {

@@ -8,7 +8,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'nod
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ROOT } from './constants.js'
-import { ownChild, programMissing } from './programs.js'
+import { ownChild, programMissing, stopChild } from './programs.js'
 
 const NGINX = '/usr/sbin/nginx'
 /** The recipe of docs/deployment.md#nginx. */
@@ -69,15 +69,7 @@ export async function startNginx ({ dir, port, instances }: { dir: string, port:
   closeSync(log)
   const exited = ownChild(child)
   const errors = (): string => { try { return readFileSync(join(dir, 'nginx-error.log'), 'utf8') } catch { return '' } }
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGQUIT')
-    await Promise.race([exited, sleep(5_000)])
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-  }
+  const stop = async (): Promise<void> => await stopChild(child, exited, 'SIGQUIT')
   const origin = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
   for (;;) {

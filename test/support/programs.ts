@@ -4,6 +4,7 @@
  */
 import type { ChildProcess } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 /**
  * Why the program at `path` cannot run here (with the Debian package that has it), or false when it can.
@@ -32,4 +33,18 @@ export async function ownChild (child: ChildProcess): Promise<void> {
     running.delete(child)
     resolve()
   }))
+}
+
+/**
+ * Sends `signal`, then SIGKILL if `child` still runs `graceMs` later; resolves once it has exited.
+ * @example const exited = ownChild(child); …; await stopChild(child, exited, 'SIGQUIT')
+ */
+export async function stopChild (child: ChildProcess, exited: Promise<void>, signal: NodeJS.Signals, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  child.kill(signal)
+  await Promise.race([exited, sleep(graceMs)])
+  if (child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGKILL')
+    await exited
+  }
 }
