@@ -2,7 +2,7 @@
  * Debian's Chromium, driven by playwright-core: the browser of the CORS, docs page and client
  * tests, and a leg of its own in test/legs.test.ts.
  */
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { programMissing } from './programs.js'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -20,6 +20,8 @@ export function chromiumMissing (): string | false {
  * @example const browser = await launchChromium(); const page = await browser.newPage()
  */
 export async function launchChromium (): Promise<Browser> {
+  // Loaded here, not at the top: every client test imports this module (through server-support), and playwright-core takes 0.6 to 0.8 s to load.
+  const { chromium } = await import('playwright-core')
   return await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
