@@ -32,7 +32,9 @@ for (const backend of backends()) {
     it('continues on one instance the cursor paging begun on the other', async () => {
       const { one, two } = instances
       // Alternate instances: the cursor is signed with a secret both read from the database.
-      const pages = await followPages(`${one.api}/pets?limit=7`, { origin: (index) => (index % 2 === 0 ? one : two).origin })
+      const origin = (index: number): string => (index % 2 === 0 ? one : two).origin
+      const pages = await followPages(`${one.api}/pets?limit=7`, { origin })
+      assert.deepEqual(pages.map((page) => new URL(page.url).origin), pages.map((_, index) => origin(index)))
       assert.deepEqual(pages.flatMap((page) => page.pets.map((pet) => pet.id)), [...created].sort((a, b) => a - b))
     })
 
