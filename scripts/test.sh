@@ -2,10 +2,14 @@
 # npm test: builds dist/ (the tests that start a process run it) and the tests, then runs the
 # files that share no state side by side, then those that must run alone, one at a time. Both
 # groups always run; the status is 1 if either failed.
+# npm run test:quick (--quick): the same over the test files that start no program
+# (scripts/quick-tests.ts), without dist/, after one line naming what it leaves out.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-npm run build --silent || exit 1
+QUICK=false
+[ "${1:-}" = --quick ] && QUICK=true
+[ "$QUICK" = true ] || npm run build --silent || exit 1
 # The tests run compiled by esbuild (tsx's own compiler) into .test-build/, the same tree inside:
 # tsx's loader, in every test process and worker thread, cost about a third of the suite's CPU.
 BUILD=.test-build
@@ -28,12 +32,18 @@ ALONE=(
 # A name left behind by a move would drop its file from its list unseen.
 for file in "${ALONE[@]}"; do [ -f "$file" ] || { echo "scripts/test.sh: $file does not exist" >&2; exit 1; }; done
 mapfile -t ALL < <(find test packages/client/test -name '*.test.ts' -not -path '*/node_modules/*' | sort)
+if [ "$QUICK" = true ]; then
+  QUICK_FILES="$(node "$BUILD/scripts/quick-tests.js" "${ALL[@]}")" || exit 1
+  mapfile -t ALL <<< "$QUICK_FILES"
+  mapfile -t ALONE < <(printf '%s\n' "${ALONE[@]}" | grep -xF -f <(printf '%s\n' "${ALL[@]}"))
+fi
 # node --test runs its files in the order of their names, whatever order they are given in.
 mapfile -t TOGETHER < <(printf '%s\n' "${ALL[@]}" | grep -vxF -f <(printf '%s\n' "${ALONE[@]}"))
 
 compiled () { for file in "$@"; do echo "$BUILD/${file%.ts}.js"; done; }
-# --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/cli.ts).
+# --test-force-exit: a file whose test failed before stopping a child it started ends anyway (and kills the child, test/support/programs.ts).
 failed=0
 node --enable-source-maps --test --test-force-exit --test-concurrency="$CONCURRENCY" $(compiled "${TOGETHER[@]}") || failed=1
-node --enable-source-maps --test --test-force-exit --test-concurrency=1 $(compiled "${ALONE[@]}") || failed=1
+# Given no file, node --test would look for tests of its own: none is run instead.
+[ "${#ALONE[@]}" -eq 0 ] || node --enable-source-maps --test --test-force-exit --test-concurrency=1 $(compiled "${ALONE[@]}") || failed=1
 exit "$failed"

@@ -6,14 +6,12 @@
  */
 import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { it } from 'node:test'
 import { promisify } from 'node:util'
 import { Redis } from 'ioredis'
-import pg from 'pg'
+import { CHROMIUM, chromiumMissing } from './support/chromium.js'
+import { query } from './support/database.js'
 import { PGBOUNCER_SKIPPED, POSTGRES_SKIPPED } from './support/helper.js'
-
-const CHROMIUM = '/usr/bin/chromium'
 
 interface Leg {
   name: string
@@ -24,13 +22,7 @@ interface Leg {
 }
 
 async function selectOne (url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    assert.deepEqual((await client.query('SELECT 1 AS one')).rows, [{ one: 1 }])
-  } finally {
-    await client.end()
-  }
+  assert.deepEqual(await query(url, 'SELECT 1 AS one'), [{ one: 1 }])
 }
 
 const { TEST_DATABASE_URL, TEST_PGBOUNCER_URL, TEST_REDIS_URL } = process.env
@@ -53,8 +45,8 @@ const legs: Leg[] = [
   },
   {
     name: 'Chromium',
-    setUp: existsSync(CHROMIUM),
-    skipped: `Chromium tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`,
+    setUp: chromiumMissing() === false,
+    skipped: `Chromium tests skipped: ${chromiumMissing()}`,
     answers: async () => {
       const { stdout } = await promisify(execFile)(CHROMIUM, ['--version'], { timeout: 10_000 })
       assert.match(stdout, /^Chromium \d+/)

@@ -3,32 +3,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import Database from 'better-sqlite3'
-import pg from 'pg'
 import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
+import { query } from '../support/database.js'
 
 /** What the planner knows of the animals: SQLite's sqlite_stat1 rows for pets, PostgreSQL's row estimate (-1: never analyzed). */
 async function plannerKnows (database: TestDatabase): Promise<string> {
-  if (database.directUrl.startsWith('sqlite:')) {
-    const db = new Database(database.directUrl.slice('sqlite:'.length), { readonly: true })
-    try {
-      const stats = db.prepare("SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'").get() === undefined
-        ? []
-        : db.prepare("SELECT stat FROM sqlite_stat1 WHERE tbl = 'pets'").all() as Array<{ stat: string }>
-      return stats.map((row) => row.stat.split(' ')[0]).join(',')
-    } finally {
-      db.close()
-    }
+  const url = database.directUrl
+  if (url.startsWith('sqlite:')) {
+    const stats = (await query(url, "SELECT name FROM sqlite_master WHERE name = 'sqlite_stat1'")).length === 0
+      ? []
+      : await query(url, "SELECT stat FROM sqlite_stat1 WHERE tbl = 'pets'")
+    return stats.map((row) => String(row.stat).split(' ')[0]).join(',')
   }
-  const client = new pg.Client({ connectionString: database.directUrl })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ reltuples: number }>("SELECT reltuples FROM pg_class WHERE oid = 'pets'::regclass")
-    return String(rows[0]!.reltuples)
-  } finally {
-    await client.end()
-  }
+  return String((await query(url, "SELECT reltuples FROM pg_class WHERE oid = 'pets'::regclass"))[0]!.reltuples)
 }
 
 for (const backend of backends()) {

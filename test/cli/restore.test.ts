@@ -6,22 +6,8 @@ import { after, before, describe, it } from 'node:test'
 import Database from 'better-sqlite3'
 import { AUTH, JSON_AUTH, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
 import { runCli } from '../support/cli.js'
+import { listAll, type ListedPet as Pet } from '../support/list-pages.js'
 import { startServerProcess } from '../support/process.js'
-
-interface Pet { id: number, name: string, categoryId: number, status: string }
-
-/** Every animal the service lists, following Link rel="next". */
-async function listAll (origin: string): Promise<Map<number, Pet>> {
-  const pets = new Map<number, Pet>()
-  let url: string | undefined = `${origin}/v1/pets?limit=100`
-  while (url !== undefined) {
-    const response = await fetch(url, { headers: AUTH })
-    assert.equal(response.status, 200)
-    for (const pet of await response.json() as Pet[]) pets.set(pet.id, pet)
-    url = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
-  }
-  return pets
-}
 
 /** The animals in a database file, read with SQLite itself. */
 function petsIn (file: string): Map<number, Pet> {
@@ -78,7 +64,7 @@ describe('sqlite: restore a backup taken under load, as docs/operations.md says'
     // The restored service runs in this process: only the SIGKILL needed one.
     const restored = await startTestServer({ database })
     try {
-      const listed = await listAll(restored.origin)
+      const listed = new Map((await listAll(`${restored.api}/pets?limit=100`)).map((pet) => [pet.id, pet]))
       assert.deepEqual(listed, held, 'the restored service lists exactly the animals of the backup')
       const some = [...held.keys()].filter((_, i) => i % 50 === 0)
       for (const id of some) assert.equal((await fetch(`${restored.origin}/v1/pets/${id}`, { headers: AUTH })).status, 200)

@@ -9,8 +9,9 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import pg from 'pg'
+import { query } from '../support/database.js'
 import { AUTH, post, skippedFile, startTestServer, until, type TestServer } from '../support/helper.js'
+import { listAll } from '../support/list-pages.js'
 import { startFailoverLoad, storedIds, type Answer, type FailoverLoad } from '../support/failover-load.js'
 import { FAILOVER_BOUND_MS, haClusterMissing, startHaCluster, type HaCluster } from '../support/ha-cluster.js'
 
@@ -56,18 +57,10 @@ async function create (server: TestServer, name: string, tally: Tally): Promise<
 }
 
 /** Every id of the list on `server`, paged to its end through its Link headers. */
-async function listAll (server: TestServer, tally: Tally): Promise<Set<number>> {
-  const ids = new Set<number>()
-  let next: string | undefined = `${server.api}/pets?limit=100`
-  while (next !== undefined) {
-    const response: Response = await fetch(next, { headers: AUTH })
-    assert.equal(response.status, 200, 'a list page')
-    for (const pet of await response.json() as Array<{ id: number }>) ids.add(pet.id)
-    const link = response.headers.get('link')?.match(/<([^>]+)>; rel="next"/)?.[1]
-    next = link === undefined ? undefined : `${server.origin}${new URL(link).pathname}${new URL(link).search}`
-  }
+async function listedIds (server: TestServer, tally: Tally): Promise<Set<number>> {
+  const pets = await listAll(`${server.api}/pets?limit=100`, { origin: () => server.origin })
   tally.lists++
-  return ids
+  return new Set(pets.map((pet) => pet.id))
 }
 
 async function readCounts (server: TestServer): Promise<Record<string, number>> {
@@ -79,14 +72,7 @@ async function readCounts (server: TestServer): Promise<Record<string, number>> 
 
 /** Transactions the node has run in the database: on a standby, only reads. */
 async function transactionsOn (url: string): Promise<number> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ n: string }>("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'petstore'")
-    return Number(rows[0]!.n)
-  } finally {
-    await client.end()
-  }
+  return Number((await query(url, "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = 'petstore'"))[0]!.n)
 }
 
 /** The transactions on `url` since `before`, once they reach `atLeast` or 15 s pass: a backend adds its counts to pg_stat_database at most once a second, and an idle one a second after its last. */
@@ -130,7 +116,7 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
         created.add(id)
         bump(tally.gets, (await fetch(`${reader.origin}${path}`, { headers: AUTH })).status)
         if (i % 10 === 9) {
-          const listed = await listAll(reader, tally)
+          const listed = await listedIds(reader, tally)
           tally.listMisses += [...created].filter((known) => !listed.has(known)).length
         }
       }

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
 import { connect } from 'node:net'
 import { Writable } from 'node:stream'
@@ -13,7 +12,7 @@ import { startRequestState } from '../../src/http/stages/request-state.js'
 import { TEST_KEY } from '../support/constants.js'
 import { get, post, startTestServer, type TestServer } from '../support/helper.js'
 import { openRaw } from '../support/raw-http.js'
-import { TcpProxy } from '../support/tcp-proxy.js'
+import { proxyToRedis, redisSettings, redisSkip } from '../support/redis.js'
 
 describe('the access log', () => {
   let server: TestServer
@@ -84,15 +83,10 @@ describe('the access log', () => {
   })
 })
 
-const redisUrl = process.env.TEST_REDIS_URL
-
-describe('the access log with the rate limit counted in Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis access-log test skipped' : false }, () => {
+describe('the access log with the rate limit counted in Redis', { skip: redisSkip('Redis access-log test') }, () => {
   it('writes 499 for a client that left while its request was being counted', async () => {
-    const redis = new URL(redisUrl!)
-    const proxy = await TcpProxy.start({ host: redis.hostname, port: Number(redis.port || 6379) })
-    const server = await startTestServer({
-      env: { RATE_LIMIT: '100', REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-    })
+    const proxy = await proxyToRedis()
+    const server = await startTestServer({ env: { RATE_LIMIT: '100', ...redisSettings(proxy) } })
     try {
       // An animal that exists: a 404 is an error, whose handler already wrote the line of a client gone.
       const { id } = await (await post(server, '/pets', { name: 'Rex', categoryId: 3 })).json() as { id: number }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { after, before, describe, it } from 'node:test'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
+import { chromiumMissing, launchChromium } from '../support/chromium.js'
 import { TEST_KEY } from '../support/constants.js'
 import { AUTH, JSON_AUTH, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 
@@ -109,8 +109,8 @@ describe('CORS without CORS_ORIGINS', () => {
   })
 })
 
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): CORS browser tests skipped`
+const missing = chromiumMissing()
+const skip = missing === false ? false : `CORS browser tests skipped: ${missing}`
 
 /** A page server: one empty HTML page, the origin a script in it runs on. */
 async function startPageServer (): Promise<{ origin: string, server: Server }> {
@@ -134,10 +134,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
     stranger = await startPageServer()
     // Same host, other ports: three origins.
     api = await startTestServer({ env: { CORS_ORIGINS: shop.origin } })
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()
@@ -176,7 +173,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
     assert.match(created.location ?? '', new RegExp(`/v1/pets/${pet.id}$`))
     assert.ok(created.requestId)
 
-    const listed = await fetchFrom(shop.origin, `${api.api}/pets?limit=100`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+    const listed = await fetchFrom(shop.origin, `${api.api}/pets?limit=100`, { headers: AUTH })
     assert.equal(listed.status, 200, JSON.stringify(listed))
     assert.ok((listed.body as Array<{ id: number }>).some((animal) => animal.id === pet.id))
   })
@@ -196,7 +193,7 @@ describe('CORS in a real browser: a shop page on another origin', { skip }, () =
       body: JSON.stringify({ name: 'Stranger', categoryId: 5 })
     })
     assert.match(created.failed ?? '', /TypeError/, JSON.stringify(created))
-    const listed = await fetchFrom(stranger.origin, `${api.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+    const listed = await fetchFrom(stranger.origin, `${api.api}/pets`, { headers: AUTH })
     assert.match(listed.failed ?? '', /TypeError/, JSON.stringify(listed))
     assert.equal(await count(), countBefore)
   })

@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync } from 'node:fs'
+import { mkdtempSync } from 'node:fs'
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 import { ERROR_CATALOGUE } from '../../src/schemas/error.js'
+import { chromiumMissing, launchChromium } from '../support/chromium.js'
 import { TEST_KEY } from '../support/constants.js'
-import { post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, post, skippedFile, startTestServer, type TestServer } from '../support/helper.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): docs page tests skipped`
+const missing = chromiumMissing()
+const skip = missing === false ? false : `docs page tests skipped: ${missing}`
 if (skip !== false) skippedFile(skip)
 
 describe('GET /docs in a real browser', { skip }, () => {
@@ -25,10 +26,7 @@ describe('GET /docs in a real browser', { skip }, () => {
   before(async () => {
     server = await startTestServer()
     assert.equal((await post(server, '/pets', { name: 'Docs Rex', categoryId: 3 })).status, 201)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-    })
+    browser = await launchChromium()
     const context = await browser.newContext({ viewport: { width: 1280, height: 1600 } })
     // No network: only the server under test answers; anything else (a CDN, a validator badge) is refused.
     await context.route('**/*', async (route) => {
@@ -160,10 +158,7 @@ describe('GET /docs behind a proxy that serves the service under a path prefix',
     const publicOrigin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
     server = await startTestServer({ env: { PUBLIC_BASE_URL: `${publicOrigin}/petstore/v1` } })
     target = server.origin
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-    })
+    browser = await launchChromium()
   })
   after(async () => {
     await browser?.close()
@@ -172,7 +167,7 @@ describe('GET /docs behind a proxy that serves the service under a path prefix',
   })
 
   it('renders the page at the deprecation Link of getPet, every asset found under the prefix', async () => {
-    const link = (await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).headers.get('link') ?? ''
+    const link = (await fetch(`${server.api}/pets/1`, { headers: AUTH })).headers.get('link') ?? ''
     const docsUrl = /^<([^>]+)>; rel="deprecation"/.exec(link)?.[1]
     assert.match(docsUrl ?? '', /\/petstore\/docs\/$/)
     const page = await browser.newPage()

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { StoreUnavailable } from '../../src/store/store-errors.js'
 import { ROOT, TEST_KEY } from '../support/constants.js'
-import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
+import { openRaw, rawRequest, startHalfSentCreate, type RawResponse } from '../support/raw-http.js'
 import { startTestServer, type TestServer } from '../support/helper.js'
 
 const FIXTURE = join(ROOT, 'test/fixtures/error-answers.json')
@@ -130,13 +130,10 @@ describe('error answers, byte for byte', () => {
     const keyed = (key: string, body: string, id: string): string => request('POST', '/v1/pets', { id, ...json(body, `Idempotency-Key: ${key}\r\n`) })
     await record('201: a create with an Idempotency-Key', server, rawRequest(server.origin, keyed('k1', '{"name":"Ivy","categoryId":3}', 'a35')))
     await record('idempotency_key_reused', server, rawRequest(server.origin, keyed('k1', '{"name":"Ivy","categoryId":4}', 'a36')))
-    const slow = await openRaw(server.origin)
     const body = '{"name":"Slow","categoryId":5}'
-    slow.write(`POST /v1/pets HTTP/1.1\r\n${host}${auth}Content-Type: application/json\r\nIdempotency-Key: k2\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
+    const slow = await startHalfSentCreate(server.origin, body, 'k2')
     await record('idempotency_conflict', server, rawRequest(server.origin, keyed('k2', body, 'a37')))
-    slow.write(body.slice(5))
-    await slow.response
+    await slow.finish()
 
     // A client that never finishes its headers.
     const stalled = await openRaw(server.origin)

@@ -5,7 +5,9 @@ import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { FAILED_AUTH_LIMIT } from '../../src/domain/failed-authentications.js'
 import type { Store } from '../../src/store/store.js'
 import { TEST_KEY } from '../support/constants.js'
-import { AUTH, backends, createTestDatabase, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer, useTwoInstances } from '../support/helper.js'
+import { redisSettings, redisSkip } from '../support/redis.js'
+import { tallyStatuses } from '../support/status-tally.js'
 
 const FLOOD = 3_000
 // Requests in flight at once: each may pass the count before the failures ahead of it are added.
@@ -32,20 +34,6 @@ async function getPets (server: TestServer, key: string | undefined, from: strin
   return await fetch(`${server.api}/pets`, { headers })
 }
 
-/** Sends `count` requests, IN_FLIGHT at a time, and tallies their statuses. */
-async function flood (count: number, send: (i: number) => Promise<Response>): Promise<Record<number, number>> {
-  const statuses: Record<number, number> = {}
-  let next = 0
-  await Promise.all(Array.from({ length: IN_FLIGHT }, async () => {
-    while (next < count) {
-      const response = await send(next++)
-      await response.arrayBuffer()
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1
-    }
-  }))
-  return statuses
-}
-
 async function throttledCount (server: TestServer): Promise<number> {
   const text = await (await fetch(`${server.metrics.origin}/metrics`)).text()
   return Number(/^petstore_auth_throttled_total (\d+)$/m.exec(text)?.[1])
@@ -64,7 +52,7 @@ for (const backend of backends()) {
       assert.equal((await getPets(server, issued, '198.51.100.1')).status, 200, 'a store key known before the flood')
       const lookups = countKeyLookups(server.store)
       const bystanders: number[] = []
-      const statuses = await flood(requests, async (i) => {
+      const statuses = await tallyStatuses(requests, IN_FLIGHT, async (i) => {
         if (i % 100 === 0) bystanders.push((await getPets(server, i % 200 === 0 ? TEST_KEY : issued, '198.51.100.2')).status)
         return await getPets(server, forgedKey(), '198.51.100.1')
       })
@@ -146,27 +134,18 @@ for (const backend of backends()) {
   })
 }
 
-const redisUrl = process.env.TEST_REDIS_URL
-
-describe('forged keys counted through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis forged-key tests skipped' : false }, () => {
+describe('forged keys counted through Redis', { skip: redisSkip('Redis forged-key tests') }, () => {
   for (const backend of backends()) {
     describe(backend.name, { skip: backend.skip }, () => {
+      const instances = useTwoInstances(backend.name, { TRUST_PROXY: '127.0.0.1', ...redisSettings() })
+
       it('throttles forgeries split between two instances at the shared limit', async () => {
-        const database = await createTestDatabase(backend.name)
-        const env = { TRUST_PROXY: '127.0.0.1', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-        const a = await startTestServer({ database, env })
-        const b = await startTestServer({ database, env })
-        try {
-          for (let i = 0; i < FAILED_AUTH_LIMIT; i++) assert.equal((await getPets(i % 2 === 0 ? a : b, forgedKey(), '198.51.100.7')).status, 401)
-          assert.equal((await getPets(a, forgedKey(), '198.51.100.7')).status, 429)
-          assert.equal((await getPets(b, forgedKey(), '198.51.100.7')).status, 429)
-          assert.equal((await getPets(b, TEST_KEY, '198.51.100.7')).status, 200)
-          assert.equal((await getPets(a, forgedKey(), '198.51.100.8')).status, 401, 'another address')
-        } finally {
-          await a.close()
-          await b.close()
-          await database.drop()
-        }
+        const { one, two } = instances
+        for (let i = 0; i < FAILED_AUTH_LIMIT; i++) assert.equal((await getPets(i % 2 === 0 ? one : two, forgedKey(), '198.51.100.7')).status, 401)
+        assert.equal((await getPets(one, forgedKey(), '198.51.100.7')).status, 429)
+        assert.equal((await getPets(two, forgedKey(), '198.51.100.7')).status, 429)
+        assert.equal((await getPets(two, TEST_KEY, '198.51.100.7')).status, 200)
+        assert.equal((await getPets(one, forgedKey(), '198.51.100.8')).status, 401, 'another address')
       })
 
       it('counts per process, with one warning, when Redis is unreachable', async () => {

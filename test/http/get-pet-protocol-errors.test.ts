@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, backends, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
 import { rawRequest, type RawResponse } from '../support/raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`
@@ -47,7 +47,7 @@ for (const backend of backends()) {
       assert.equal(withoutKey.status, 401)
       assertDeprecationHeaders(headersOf(withoutKey))
       for (const [method, path, status] of [['POST', '/pets/%ZZ', 405], ['GET', '/pets/%ZZ/more', 404], ['GET', '/%ZZ', 404]] as const) {
-        const other = await fetch(`${server.api}${path}`, { method, headers: { authorization: `Bearer ${TEST_KEY}` } })
+        const other = await fetch(`${server.api}${path}`, { method, headers: AUTH })
         assert.equal(other.status, status, `${method} ${path}`)
         assert.equal(other.headers.get('deprecation'), null, `${method} ${path} is no getPet`)
       }

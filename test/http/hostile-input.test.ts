@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
 import { openRaw, rawRequest, type RawResponse } from '../support/raw-http.js'
 
 const AUTH_LINE = `Authorization: Bearer ${TEST_KEY}\r\n`
@@ -160,7 +160,7 @@ for (const backend of backends()) {
         assert.equal(long.status, 414)
         assert.equal((await errorBody(long)).code, 'uri_too_long')
         const path = '/v1/pets?q='
-        const fits = await fetch(`${server.origin}${path}${'a'.repeat(8192 - path.length)}`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+        const fits = await fetch(`${server.origin}${path}${'a'.repeat(8192 - path.length)}`, { headers: AUTH })
         assert.equal(fits.status, 200)
       })
 
@@ -282,7 +282,7 @@ for (const backend of backends()) {
         conn.write('GET /v1/pets HTTP/1.1\r\n')
         return conn
       }))
-      const response = await fetch(`${origin}/v1/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+      const response = await fetch(`${origin}/v1/pets`, { headers: AUTH })
       assert.equal(response.status, 200)
       await Promise.all(slow.map(async (conn) => { errorCodeOf(await conn.response, 408) }))
     })

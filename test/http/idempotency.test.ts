@@ -5,7 +5,7 @@ import { sweepIdempotencyKeys } from '../../src/process/idempotency-sweeper.js'
 import { TEST_KEY } from '../support/constants.js'
 import { backends, createTestDatabase, errorBody, post, startTestServer, type TestServer } from '../support/helper.js'
 import { query } from '../support/database.js'
-import { openRaw } from '../support/raw-http.js'
+import { startHalfSentCreate } from '../support/raw-http.js'
 
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -55,17 +55,12 @@ for (const backend of backends()) {
 
     it('answers 409 idempotency_conflict while the first request is still in flight, then replays it', async () => {
       const body = JSON.stringify({ name: 'Slow', categoryId: 5 })
-      const slow = await openRaw(server.origin)
-      // The headers and half the body: the request is in flight until the rest arrives.
-      slow.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\n` +
-        `Idempotency-Key: flight-1\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`)
-      await sleep(200)
+      const slow = await startHalfSentCreate(server.origin, body, 'flight-1')
       const racing = await post(server, '/pets', body, keyed('flight-1'))
-      if (racing.status !== 409) slow.socket.destroy()
+      if (racing.status !== 409) slow.abandon()
       assert.equal(racing.status, 409)
       assert.equal((await errorBody(racing)).code, 'idempotency_conflict')
-      slow.write(body.slice(10))
-      const first = await slow.response
+      const first = await slow.finish()
       assert.equal(first.status, 201)
       const again = await post(server, '/pets', body, keyed('flight-1'))
       assert.equal(again.status, 201)
@@ -75,11 +70,8 @@ for (const backend of backends()) {
 
     it('frees the key when the first request is abandoned mid-body', async () => {
       const body = JSON.stringify({ name: 'Gone', categoryId: 6 })
-      const abandoned = await openRaw(server.origin)
-      abandoned.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\n` +
-        `Idempotency-Key: abandoned-1\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`)
-      await sleep(100)
-      abandoned.socket.destroy()
+      const abandoned = await startHalfSentCreate(server.origin, body, 'abandoned-1')
+      abandoned.abandon()
       await sleep(100)
       const response = await post(server, '/pets', body, keyed('abandoned-1'))
       assert.equal(response.status, 201)

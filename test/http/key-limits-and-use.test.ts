@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import type { Store } from '../../src/store/store.js'
 import { backends, createTestDatabase, startTestServer, type TestDatabase, type TestServer, useTwoInstances } from '../support/helper.js'
-
-const redisUrl = process.env.TEST_REDIS_URL
+import { redisSettings, redisSkip } from '../support/redis.js'
 
 async function listWith (server: TestServer, key: string): Promise<Response> {
   const response = await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${key}` } })
@@ -31,11 +29,10 @@ async function lastUsedAt (store: Store, name: string): Promise<string | null> {
 
 for (const backend of backends()) {
   describe(`${backend.name}: a key's own rate limit, shared through Redis by two instances`, {
-    skip: backend.skip || (redisUrl === undefined ? 'TEST_REDIS_URL is not set' : false)
+    skip: backend.skip || redisSkip('Redis key-limit tests')
   }, () => {
     // RATE_LIMIT=0: the server's limit is off, a key's own limit still holds.
-    const env = { RATE_LIMIT: '0', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-    const instances = useTwoInstances(backend.name, env)
+    const instances = useTwoInstances(backend.name, { RATE_LIMIT: '0', ...redisSettings() })
 
     it('limits a key with --rate-limit 3 across both instances, with that quota in its headers, though RATE_LIMIT=0', async () => {
       const { one, two } = instances

@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
-
-function nextLink (response: Response): string | undefined {
-  const link = response.headers.get('link')
-  return link === null ? undefined : /^<([^>]+)>; rel="next"$/.exec(link)?.[1]
-}
+import { backends, errorBody, get, post, startTestServer, type TestServer } from '../support/helper.js'
+import { followPages, nextLink } from '../support/list-pages.js'
 
 for (const backend of backends()) {
   describe(`${backend.name}: GET /v1/pets`, { skip: backend.skip }, () => {
@@ -70,33 +66,22 @@ for (const backend of backends()) {
     })
 
     it('visits every animal exactly once by following Link rel="next"', async () => {
-      const seen: number[] = []
-      let url: string | undefined = `${server.api}/pets?limit=7`
-      let pages = 0
-      while (url !== undefined) {
-        const response = await fetch(url, { headers: AUTH })
-        assert.equal(response.status, 200)
-        seen.push(...(await response.json() as Array<{ id: number }>).map((pet) => pet.id))
-        url = nextLink(response)
-        pages++
-      }
-      assert.equal(pages, 7)
+      const pages = await followPages(`${server.api}/pets?limit=7`)
+      const seen = pages.flatMap((page) => page.pets.map((pet) => pet.id))
+      assert.equal(pages.length, 7)
       assert.equal(seen.length, 45)
       assert.equal(new Set(seen).size, 45)
       assert.deepEqual(seen, [...seen].sort((a, b) => a - b))
     })
 
     it('keeps limit and status in the next link, and pages the filtered list', async () => {
-      const seen: string[] = []
-      let url: string | undefined = `${server.api}/pets?limit=4&status=pending`
-      while (url !== undefined) {
-        const parsed: URL = new URL(url)
+      const pages = await followPages(`${server.api}/pets?limit=4&status=pending`)
+      for (const page of pages) {
+        const parsed = new URL(page.url)
         assert.equal(parsed.searchParams.get('status'), 'pending')
         assert.equal(parsed.searchParams.get('limit'), '4')
-        const response = await fetch(url, { headers: AUTH })
-        seen.push(...(await response.json() as Array<{ status: string }>).map((pet) => pet.status))
-        url = nextLink(response)
       }
+      const seen = pages.flatMap((page) => page.pets.map((pet) => pet.status))
       assert.equal(seen.length, 15)
       assert.ok(seen.every((status) => status === 'pending'))
     })

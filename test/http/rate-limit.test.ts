@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import { connect, createServer, type Server, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, createTestDatabase, errorBody, get, startTestServer, type TestServer } from '../support/helper.js'
+import { backends, errorBody, get, startTestServer, type TestServer, useTwoInstances } from '../support/helper.js'
+import { proxyToRedis, redisSettings, redisSkip } from '../support/redis.js'
 
 const OTHER_KEY = 'other-key-0123456789abcdef'
 const KEYS = `${TEST_KEY},${OTHER_KEY}`
@@ -73,62 +72,25 @@ for (const backend of backends()) {
   })
 }
 
-const redisUrl = process.env.TEST_REDIS_URL
-
-/** A TCP relay to Redis that the test can cut and restore, as a network failure would. */
-class CuttableLink {
-  #server: Server | undefined
-  readonly #sockets = new Set<Socket>()
-  port = 0
-
-  constructor (readonly target: URL) {}
-
-  async open (): Promise<void> {
-    this.#server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 6379), this.target.hostname)
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket)
-        socket.on('error', () => {})
-        socket.on('close', () => { this.#sockets.delete(socket); client.destroy(); upstream.destroy() })
-      }
-      client.pipe(upstream).pipe(client)
-    })
-    await new Promise<void>((resolve) => this.#server!.listen(this.port, '127.0.0.1', resolve))
-    this.port = (this.#server.address() as { port: number }).port
-  }
-
-  async cut (): Promise<void> {
-    for (const socket of this.#sockets) socket.destroy()
-    await new Promise((resolve) => this.#server!.close(resolve))
-  }
-}
-describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TEST_REDIS_URL is not set: Redis rate-limit tests skipped' : false }, () => {
+describe('rate limit shared through Redis', { skip: redisSkip('Redis rate-limit tests') }, () => {
   for (const backend of backends()) {
     describe(backend.name, { skip: backend.skip }, () => {
+      const instances = useTwoInstances(backend.name, { RATE_LIMIT: '6', ...redisSettings() })
+
       it('counts the requests of two instances together', async () => {
-        const database = await createTestDatabase(backend.name)
-        const env = { RATE_LIMIT: '6', REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` }
-        const a = await startTestServer({ database, env })
-        const b = await startTestServer({ database, env })
-        try {
-          const statuses: number[] = []
-          for (const server of [a, b, a, b, a, b]) statuses.push((await get(server, '/pets')).status)
-          assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
-          const last = await get(b, '/pets')
-          assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
-          assert.equal(last.status, 429)
-          assert.equal((await get(a, '/pets')).status, 429)
-        } finally {
-          await a.close()
-          await b.close()
-          await database.drop()
-        }
+        const { one, two } = instances
+        const statuses: number[] = []
+        for (const server of [one, two, one, two, one, two]) statuses.push((await get(server, '/pets')).status)
+        assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200])
+        const last = await get(two, '/pets')
+        assert.match(last.headers.get('ratelimit') ?? '', /^"default";r=0;/)
+        assert.equal(last.status, 429)
+        assert.equal((await get(one, '/pets')).status, 429)
       })
 
       it('counts per process while Redis is cut off, warning once with the request id, and in Redis again once it is back', async () => {
-        const link = new CuttableLink(new URL(redisUrl!))
-        await link.open()
-        const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '100', REDIS_URL: `redis://127.0.0.1:${link.port}`, REDIS_KEY_PREFIX: `petstore-test-${randomBytes(6).toString('hex')}:` } })
+        const proxy = await proxyToRedis()
+        const server = await startTestServer({ backend: backend.name, env: { RATE_LIMIT: '100', ...redisSettings(proxy) } })
         const remaining = (response: Response): number => Number(/;r=(\d+);/.exec(response.headers.get('ratelimit') ?? '')?.[1])
         try {
           const outages = (): Array<Record<string, unknown>> => server.logs().filter((line) => line.msg === 'requests for the rate limit are counted per process: Redis does not answer')
@@ -140,7 +102,7 @@ describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TE
           }
           // A Redis answer slower than its 250 ms timeout (a loaded machine) is counted here, with its own warning.
           const blips = outages().length
-          await link.cut()
+          proxy.cut()
           const away = await get(server, '/pets')
           assert.equal(away.status, 200, 'served, not a 500, while Redis is away')
           if (blips === 0) assert.equal(remaining(away), 99, 'counted from 1 in this process')
@@ -148,7 +110,7 @@ describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TE
           const warnings = outages().slice(blips)
           assert.equal(warnings.length, 1)
           assert.equal(warnings[0]!.requestId, away.headers.get('x-request-id'))
-          await link.open()
+          proxy.restore()
           // This process's count would need 61 more requests to reach what Redis holds.
           let left = 100
           for (let i = 0; i < 50 && left > 39; i++) {
@@ -158,7 +120,7 @@ describe('rate limit shared through Redis', { skip: redisUrl === undefined ? 'TE
           assert.ok(left <= 39, `the count in Redis applies again after reconnecting (r=${left})`)
         } finally {
           await server.close()
-          await link.cut().catch(() => {})
+          await proxy.close()
         }
       })
 

@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { after, before, describe, it } from 'node:test'
 import { issueApiKey } from '../../src/domain/api-keys/lifecycle.js'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
+import { AUTH, backends, errorBody, startTestServer, type TestServer } from '../support/helper.js'
 import { query } from '../support/database.js'
 import { rawRequest } from '../support/raw-http.js'
 
@@ -97,8 +97,8 @@ for (const backend of backends()) {
         await query(server.database.url, 'DROP TABLE idempotency_keys')
         await query(server.database.url, 'DROP TABLE pets')
         for (const response of [
-          await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } }),
-          await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } }),
+          await fetch(`${server.api}/pets`, { headers: AUTH }),
+          await fetch(`${server.api}/pets/1`, { headers: AUTH }),
           await fetch(`${server.api}/pets`, { method: 'POST', headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json', 'idempotency-key': 'k' }, body: '{"name":"a","categoryId":1}' })
         ]) {
           assert.ok(response.status === 500 || response.status === 503, String(response.status))
@@ -116,12 +116,12 @@ for (const backend of backends()) {
     it('answers a closed store with 503 unavailable and Retry-After, without SQL, stack or path', async () => {
       const server = await startTestServer({ backend: backend.name })
       // A page served once is in the page cache: a closed store must not serve it again.
-      assert.equal((await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })).status, 200)
+      assert.equal((await fetch(`${server.api}/pets`, { headers: AUTH })).status, 200)
       await server.store.close()
       try {
         for (const response of [
-          await fetch(`${server.api}/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } }),
-          await fetch(`${server.api}/pets/1`, { headers: { authorization: `Bearer ${TEST_KEY}` } }),
+          await fetch(`${server.api}/pets`, { headers: AUTH }),
+          await fetch(`${server.api}/pets/1`, { headers: AUTH }),
           await fetch(`${server.api}/pets`, { method: 'POST', headers: { authorization: `Bearer ${TEST_KEY}`, 'content-type': 'application/json' }, body: '{"name":"a","categoryId":1}' }),
           await fetch(`${server.origin}/readyz`)
         ]) {

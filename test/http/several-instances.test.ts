@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AUTH, backends, post, type TestServer, useTwoInstances } from '../support/helper.js'
+import { backends, post, type TestServer, useTwoInstances } from '../support/helper.js'
+import { followPages, listAll } from '../support/list-pages.js'
 
 const CREATES = 100
 
-function nextLink (response: Response): string | undefined {
-  return /<([^>]+)>; rel="next"/.exec(response.headers.get('link') ?? '')?.[1]
-}
-
-async function listAll (server: TestServer): Promise<number[]> {
-  const ids: number[] = []
-  let url: string | undefined = `${server.api}/pets?limit=100`
-  while (url !== undefined) {
-    const response: Response = await fetch(url, { headers: AUTH })
-    ids.push(...(await response.json() as Array<{ id: number }>).map((pet) => pet.id))
-    url = nextLink(response)
-  }
-  return ids
+async function listedIds (server: TestServer): Promise<number[]> {
+  return (await listAll(`${server.api}/pets?limit=100`)).map((pet) => pet.id)
 }
 
 // Two instances on one database, as behind a load balancer.
@@ -36,22 +26,16 @@ for (const backend of backends()) {
 
     it('lists every animal once, whichever instance is asked', async () => {
       const { one, two } = instances
-      for (const server of [one, two]) assert.deepEqual(await listAll(server), [...created].sort((a, b) => a - b))
+      for (const server of [one, two]) assert.deepEqual(await listedIds(server), [...created].sort((a, b) => a - b))
     })
 
     it('continues on one instance the cursor paging begun on the other', async () => {
       const { one, two } = instances
-      const seen: number[] = []
-      let url: string | undefined = `${one.api}/pets?limit=7`
-      for (let page = 0; url !== undefined; page++) {
-        // Alternate instances: the cursor is signed with a secret both read from the database.
-        const target: string = url.replace(page % 2 === 0 ? two.origin : one.origin, page % 2 === 0 ? one.origin : two.origin)
-        const response: Response = await fetch(target, { headers: AUTH })
-        assert.equal(response.status, 200)
-        seen.push(...(await response.json() as Array<{ id: number }>).map((pet) => pet.id))
-        url = nextLink(response)
-      }
-      assert.deepEqual(seen, [...created].sort((a, b) => a - b))
+      // Alternate instances: the cursor is signed with a secret both read from the database.
+      const origin = (index: number): string => (index % 2 === 0 ? one : two).origin
+      const pages = await followPages(`${one.api}/pets?limit=7`, { origin })
+      assert.deepEqual(pages.map((page) => new URL(page.url).origin), pages.map((_, index) => origin(index)))
+      assert.deepEqual(pages.flatMap((page) => page.pets.map((pet) => pet.id)), [...created].sort((a, b) => a - b))
     })
 
     it('creates one animal when the same Idempotency-Key reaches both instances at once', async () => {
@@ -67,7 +51,7 @@ for (const backend of backends()) {
         assert.equal(new Set(ids).size, 1, 'the same animal from both')
         created.push(ids[0]!)
       }
-      assert.deepEqual(await listAll(two), [...created].sort((a, b) => a - b))
+      assert.deepEqual(await listedIds(two), [...created].sort((a, b) => a - b))
     })
   })
 }

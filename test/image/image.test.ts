@@ -17,7 +17,7 @@ import { promisify } from 'node:util'
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment'
 import type { IContainer } from 'kubernetes-models/v1/Container'
 import { parse, stringify } from 'yaml'
-import { skippedFile } from '../support/helper.js'
+import { AUTH, skippedFile } from '../support/helper.js'
 import { createDatabase, type PostgresDatabase } from '../support/postgres-database.js'
 import { ROOT, TEST_KEY } from '../support/constants.js'
 import { freePorts, waitUntilUp } from '../support/process.js'
@@ -209,7 +209,7 @@ describe('the container image', { skip }, () => {
     it('lists on one the animals created on the other', async () => {
       const [one, two] = instances
       const created = [await createPet(one!.origin, TEST_KEY, 'Rex'), await createPet(one!.origin, TEST_KEY, 'Tom')]
-      const response = await fetch(`${two!.origin}/v1/pets`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+      const response = await fetch(`${two!.origin}/v1/pets`, { headers: AUTH })
       assert.equal(response.status, 200)
       const listed = await response.json() as Array<{ id: number }>
       assert.deepEqual(listed.map(({ id }) => id), created.map(({ id }) => id))

@@ -7,26 +7,10 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { TEST_KEY } from '../support/constants.js'
-import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { AUTH, JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
 import { startNeighbours, type Neighbours } from '../support/neighbours.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
-
-const AUTH = { authorization: `Bearer ${TEST_KEY}` }
-
-/** Sends `count` requests, `concurrency` at a time: the count of each status. */
-async function send (count: number, concurrency: number, request: (i: number) => Promise<Response>): Promise<Record<number, number>> {
-  const statuses: Record<number, number> = {}
-  let next = 0
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const response = await request(next++)
-      await response.arrayBuffer()
-      statuses[response.status] = (statuses[response.status] ?? 0) + 1
-    }
-  }))
-  return statuses
-}
+import { tallyStatuses } from '../support/status-tally.js'
 
 for (const backend of backends('sqlite', 'postgres')) {
   describe(`${backend.name}: petstore serve beside a busy neighbour`, () => {
@@ -47,18 +31,18 @@ for (const backend of backends('sqlite', 'postgres')) {
     })
 
     it('serves every one of 120 creates sent 8 at a time, then 100 lists sent 4 at a time', { timeout: 60_000 }, async () => {
-      const created = await send(120, 8, async (i) => await fetch(`${server.origin}/v1/pets`, {
+      const created = await tallyStatuses(120, 8, async (i) => await fetch(`${server.origin}/v1/pets`, {
         method: 'POST',
-        headers: { ...AUTH, 'content-type': 'application/json' },
+        headers: JSON_AUTH,
         body: JSON.stringify({ name: `neighbour ${i}`, categoryId: 1 })
       }))
-      const listed = await send(100, 4, async () => await fetch(`${server.origin}/v1/pets?limit=20`, { headers: AUTH }))
+      const listed = await tallyStatuses(100, 4, async () => await fetch(`${server.origin}/v1/pets?limit=20`, { headers: AUTH }))
       assert.deepEqual({ created, listed }, { created: { 201: 120 }, listed: { 200: 100 } }, server.output().slice(-3000))
     })
 
     // 500: within Node's listen backlog (511), so that the kernel takes every connection at once.
     it('still refuses a spike of its own: 500 lists at once', { timeout: 60_000 }, async () => {
-      const statuses = await send(500, 500, async () => await fetch(`${server.origin}/v1/pets?limit=20`, { headers: AUTH }))
+      const statuses = await tallyStatuses(500, 500, async () => await fetch(`${server.origin}/v1/pets?limit=20`, { headers: AUTH }))
       assert.deepEqual(Object.keys(statuses).sort(), ['200', '503'], JSON.stringify(statuses))
     })
   })

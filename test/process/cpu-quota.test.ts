@@ -9,9 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY } from '../support/constants.js'
 import { quotaGroup, type QuotaGroup } from '../support/cpu-quota.js'
-import { skippedFile } from '../support/helper.js'
+import { AUTH, skippedFile } from '../support/helper.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 /** `clients` keep-alive loops of lists for `ms`: the count of each status. */
@@ -20,7 +19,7 @@ async function listFor (origin: string, clients: number, ms: number): Promise<Re
   const end = performance.now() + ms
   await Promise.all(Array.from({ length: clients }, async () => {
     while (performance.now() < end) {
-      const response = await fetch(`${origin}/v1/pets?limit=20`, { headers: { authorization: `Bearer ${TEST_KEY}` } })
+      const response = await fetch(`${origin}/v1/pets?limit=20`, { headers: AUTH })
       await response.arrayBuffer()
       statuses[response.status] = (statuses[response.status] ?? 0) + 1
     }

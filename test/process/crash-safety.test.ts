@@ -2,28 +2,14 @@ import assert from 'node:assert/strict'
 import { Agent, get as httpGet } from 'node:http'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { TEST_KEY } from '../support/constants.js'
 import { AUTH, JSON_AUTH, backends, createTestDatabase, startTestServer, type TestDatabase } from '../support/helper.js'
-import { openRaw } from '../support/raw-http.js'
-import { startServerProcess, type ServerProcess } from '../support/process.js'
+import { listAll, type ListedPet as Pet } from '../support/list-pages.js'
+import { startHalfSentCreate } from '../support/raw-http.js'
+import { startServerProcess } from '../support/process.js'
 
-interface Pet { id: number, name: string, categoryId: number, status: string }
 interface Attempt { name: string, body: string, key: string | undefined, created: Pet | undefined }
 
 const WRITERS = 8
-
-/** Every animal, following Link rel="next". */
-async function allPets (origin: string): Promise<Pet[]> {
-  const pets: Pet[] = []
-  let url: string | undefined = `${origin}/v1/pets?limit=100`
-  while (url !== undefined) {
-    const response = await fetch(url, { headers: AUTH })
-    assert.equal(response.status, 200)
-    pets.push(...await response.json() as Pet[])
-    url = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
-  }
-  return pets
-}
 
 /** Creates animals from WRITERS parallel loops until the service stops answering; `attempts` fills as they go. */
 async function createUntilDown (origin: string, cycle: number, attempts: Attempt[]): Promise<void> {
@@ -67,7 +53,7 @@ for (const backend of backends()) {
         assert.ok(attempts.some((attempt) => attempt.created !== undefined), 'some creates succeeded before the kill')
 
         server = await startServerProcess(database.url)
-        const stored = new Map((await allPets(server.origin)).map((pet) => [pet.id, pet]))
+        const stored = new Map((await listAll(`${server.origin}/v1/pets?limit=100`)).map((pet) => [pet.id, pet]))
         for (const pet of confirmed) assert.deepEqual(stored.get(pet.id), pet, `animal ${pet.id} answered 201 and must be there as it was`)
         const names = [...stored.values()].map((pet) => pet.name)
         assert.equal(new Set(names).size, names.length, 'no animal is stored twice')
@@ -83,7 +69,7 @@ for (const backend of backends()) {
           }
           if (attempt.created === undefined) confirmed.push(pet)
         }
-        const after = (await allPets(server.origin)).map((pet) => pet.name)
+        const after = (await listAll(`${server.origin}/v1/pets?limit=100`)).map((pet) => pet.name)
         assert.equal(new Set(after).size, after.length, 'retries created no duplicate')
       }
       server.child.kill('SIGKILL')
@@ -98,23 +84,9 @@ describe('SIGTERM drains', () => {
   before(async () => { database = await createTestDatabase('sqlite') })
   after(async () => { await database.drop() })
 
-  /** A create whose body is half sent: in flight until `finish` is called. */
-  async function startSlowCreate (server: ServerProcess, name: string): Promise<{ finish: () => Promise<{ status: number, body: string }> }> {
-    const body = JSON.stringify({ name, categoryId: 1 })
-    const conn = await openRaw(server.origin)
-    conn.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 8)}`)
-    await sleep(100)
-    return {
-      finish: async () => {
-        conn.write(body.slice(8))
-        return await conn.response
-      }
-    }
-  }
-
   it('completes the requests in flight at SIGTERM, then exits 0', async () => {
     const server = await startServerProcess(database.url)
-    const slow = await startSlowCreate(server, 'in flight at SIGTERM')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight at SIGTERM', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     const response = await slow.finish()
@@ -124,7 +96,7 @@ describe('SIGTERM drains', () => {
     // Read back in this process: only the drain needed a process.
     const restarted = await startTestServer({ database })
     try {
-      const pets = await allPets(restarted.origin)
+      const pets = await listAll(`${restarted.origin}/v1/pets?limit=100`)
       assert.ok(pets.some((pet) => pet.name === 'in flight at SIGTERM'))
     } finally {
       await restarted.close()
@@ -134,7 +106,7 @@ describe('SIGTERM drains', () => {
   it('answers /readyz 503 and keeps serving during SHUTDOWN_DELAY, so a rolling restart loses nothing', async () => {
     const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
     assert.equal((await fetch(`${server.origin}/readyz`)).status, 200)
-    const slow = await startSlowCreate(server, 'in flight during the delay')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight during the delay', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     const ready = await fetch(`${server.origin}/readyz`)
@@ -172,7 +144,7 @@ describe('SIGTERM drains', () => {
 
   it('keeps draining through a second SIGTERM', async () => {
     const server = await startServerProcess(database.url, { SHUTDOWN_DELAY: '2' })
-    const slow = await startSlowCreate(server, 'in flight at two SIGTERMs')
+    const slow = await startHalfSentCreate(server.origin, { name: 'in flight at two SIGTERMs', categoryId: 1 })
     server.child.kill('SIGTERM')
     await sleep(300)
     server.child.kill('SIGTERM')
@@ -186,7 +158,7 @@ describe('SIGTERM drains', () => {
   it('drains every worker with WORKERS=2 when the whole process group gets SIGTERM (each worker gets it twice)', async () => {
     const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' }, { ownProcessGroup: true })
     try {
-      const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `group drain ${i}`)))
+      const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startHalfSentCreate(server.origin, { name: `group drain ${i}`, categoryId: 1 })))
       process.kill(-server.child.pid!, 'SIGTERM')
       await sleep(300)
       assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)
@@ -204,7 +176,7 @@ describe('SIGTERM drains', () => {
 
   it('drains every worker with WORKERS=2: requests in flight complete, the primary exits 0', async () => {
     const server = await startServerProcess(database.url, { WORKERS: '2', SHUTDOWN_DELAY: '1' })
-    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startSlowCreate(server, `worker drain ${i}`)))
+    const slow = await Promise.all([1, 2, 3, 4].map(async (i) => await startHalfSentCreate(server.origin, { name: `worker drain ${i}`, categoryId: 1 })))
     server.child.kill('SIGTERM')
     await sleep(300)
     assert.equal((await fetch(`${server.origin}/readyz`)).status, 503)

@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parseTracing } from '../../src/config.js'
 import { TEST_KEY } from '../support/constants.js'
-import { backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { AUTH, JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { nextLink } from '../support/list-pages.js'
 import { startServerProcess, type ServerProcess } from '../support/process.js'
 
 interface OtlpValue { stringValue?: string, intValue?: string | number, boolValue?: boolean }
@@ -64,8 +65,6 @@ function callerSpan (): { traceId: string, spanId: string, traceparent: string }
 }
 
 const OTEL_ON = { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100', LOG_LEVEL: 'info' }
-const AUTH = { authorization: `Bearer ${TEST_KEY}` }
-
 /** A POST whose body comes 100 ms after its headers, once the hooks have run: as a slow client sends it. */
 async function postSlowly (url: string, body: string, headers: Record<string, string>): Promise<{ status: number, body: string }> {
   const request = httpRequest(url, { method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } })
@@ -107,9 +106,9 @@ for (const backend of backends('sqlite', 'postgres')) {
       const created = await postSlowly(`${server.origin}/v1/pets`, JSON.stringify({ name: 'Rex', categoryId: 1 }), { ...AUTH, traceparent: create.traceparent })
       assert.equal(created.status, 201)
       petId = (JSON.parse(created.body) as { id: number }).id
-      await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: '{"name":"Tom","categoryId":1}' })
+      await fetch(`${server.origin}/v1/pets`, { method: 'POST', headers: JSON_AUTH, body: '{"name":"Tom","categoryId":1}' })
       const first = await fetch(`${server.origin}/v1/pets?limit=1`, { headers: AUTH })
-      cursor = new URL(/<([^>]+)>/.exec(first.headers.get('link') ?? '')![1]!).searchParams.get('cursor')!
+      cursor = new URL(nextLink(first)!).searchParams.get('cursor')!
       const next = await fetch(`${server.origin}/v1/pets?limit=1&cursor=${encodeURIComponent(cursor)}`, { headers: { ...AUTH, traceparent: page.traceparent } })
       assert.equal(next.status, 200)
       assert.equal((await fetch(`${server.origin}/v1/pets/${petId}`, { headers: { ...AUTH, traceparent: fetchOne.traceparent } })).status, 200)

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:net'
 import { after, before, describe, it } from 'node:test'
 import { TEST_KEY } from '../support/constants.js'
-import { AUTH, JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { JSON_AUTH, backends, createTestDatabase, type TestDatabase } from '../support/helper.js'
+import { listAll } from '../support/list-pages.js'
 import { freePort, startCli, type CliProcess } from '../support/process.js'
 
 const CREATES = 300
@@ -33,14 +34,7 @@ for (const backend of backends()) {
       const ids = await Promise.all(responses.map(async (response) => (await response.json() as { id: number }).id))
       assert.equal(new Set(ids).size, CREATES)
 
-      const listed: number[] = []
-      let url: string | undefined = `${origin}/v1/pets?limit=100`
-      while (url !== undefined) {
-        const page: Response = await fetch(url, { headers: AUTH })
-        assert.equal(page.status, 200)
-        listed.push(...(await page.json() as Array<{ id: number }>).map((pet) => pet.id))
-        url = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
-      }
+      const listed = (await listAll(`${origin}/v1/pets?limit=100`)).map((pet) => pet.id)
       assert.deepEqual(listed, [...ids].sort((a, b) => a - b))
       assert.doesNotMatch(cli.stdout(), /SQLITE_BUSY|"level":50/)
     })

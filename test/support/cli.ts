@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { ROOT } from './constants.js'
+import { ownChild } from './programs.js'
 
 const MAIN = join(ROOT, 'dist/cli/main.js')
 /** `petstore` itself, from any working directory: the built one, which starts in a fraction of tsx's time. */
@@ -60,10 +61,6 @@ function childEnv (env: Record<string, string> = {}): Record<string, string> {
 
 export type CliChild = ChildProcess & { output: { stdout: string, stderr: string } }
 
-/** Every child still running: a test that failed before stopping its own leaves none behind when its file ends. */
-const running = new Set<ChildProcess>()
-process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
-
 /**
  * Spawns `petstore ARGS…` and returns at once; stdout and stderr are collected as text.
  * `stdin: 'pipe'` leaves its stdin open for the test to write.
@@ -80,8 +77,7 @@ export function spawnCli (args: string[], options: CliOptions & { stdin?: 'ignor
     env: childEnv(options.env),
     stdio: [options.stdin ?? 'ignore', options.stdout ?? 'pipe', 'pipe']
   }) as CliChild
-  running.add(child)
-  child.once('exit', () => running.delete(child))
+  void ownChild(child)
   child.output = { stdout: '', stderr: '' }
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => { child.output.stdout += chunk })
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { child.output.stderr += chunk })

@@ -8,11 +8,11 @@
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { PetstoreClient } from '@petstore/client'
-import pg from 'pg'
 import { TEST_KEY } from './constants.js'
+import { query } from './database.js'
+import { AUTH, JSON_AUTH } from './helper.js'
 import type { HaCluster } from './ha-cluster.js'
 
-const AUTH = { authorization: `Bearer ${TEST_KEY}` }
 /** A writer waits this long after a failed create before trying again: short, to see the end of an outage closely. */
 const WRITER_RETRY_MS = 250
 
@@ -106,7 +106,7 @@ export function startLoad (origins: string[], options: LoadOptions = {}): Load {
       for (;;) {
         const answer = await answerOf('create', instance, async () => await fetch(`${origins[instance]}/v1/pets`, {
           method: 'POST',
-          headers: { ...AUTH, 'content-type': 'application/json', 'idempotency-key': key },
+          headers: { ...JSON_AUTH, 'idempotency-key': key },
           body: JSON.stringify({ name, categoryId: 1 })
         }))
         answers.push(answer)
@@ -226,13 +226,6 @@ export function startFailoverLoad (cluster: HaCluster, origins: string[], option
  * @example const stored = await storedIds(url, load.acknowledged.map((ack) => ack.name))
  */
 export async function storedIds (url: string, names: string[]): Promise<Map<string, string[]>> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ name: string, ids: string[] }>(
-      'SELECT name, array_agg(id::text ORDER BY id) AS ids FROM pets WHERE name = ANY($1) GROUP BY name', [names])
-    return new Map(rows.map((row) => [row.name, row.ids]))
-  } finally {
-    await client.end()
-  }
+  const rows = await query(url, 'SELECT name, array_agg(id::text ORDER BY id) AS ids FROM pets WHERE name = ANY(?) GROUP BY name', [names])
+  return new Map(rows.map((row) => [row.name as string, row.ids as string[]]))
 }

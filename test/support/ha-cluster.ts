@@ -14,6 +14,7 @@ import { promisify } from 'node:util'
 import pg from 'pg'
 import { stringify } from 'yaml'
 import { startHaproxy, type Haproxy } from './haproxy.js'
+import { ownChild, stopChild } from './programs.js'
 
 const PG_BIN = '/usr/lib/postgresql/15/bin'
 const TOOLS = ['/usr/bin/patroni', '/usr/bin/patronictl', '/usr/bin/etcd', '/usr/sbin/haproxy', `${PG_BIN}/postgres`]
@@ -83,11 +84,9 @@ interface Daemon {
   exited: Promise<void>
 }
 
-const running = new Set<ChildProcess>()
-/** Postmasters of nodes still up, by data folder: killed too if the test file ends first. */
+/** Postmasters of nodes still up, by data folder: killed, as the daemons are (ownChild), if the test file ends first. */
 const dataDirs = new Set<string>()
 process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL')
   for (const dataDir of dataDirs) for (const pid of postgresPids(dataDir)) killQuietly(pid)
 })
 
@@ -173,12 +172,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
       stdio: ['ignore', log, log]
     })
     closeSync(log)
-    running.add(child)
-    const exited = new Promise<void>((resolve) => child.once('exit', () => {
-      running.delete(child)
-      resolve()
-    }))
-    daemons.set(name, { child, exited })
+    daemons.set(name, { child, exited: ownChild(child) })
   }
 
   function own (path: string): string {
@@ -309,13 +303,7 @@ export async function startHaCluster (options: { basePort?: number } = {}): Prom
 
   async function stopDaemon (name: string, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
     const daemon = daemons.get(name)
-    if (daemon === undefined || daemon.child.exitCode !== null || daemon.child.signalCode !== null) return
-    daemon.child.kill(signal)
-    await Promise.race([daemon.exited, sleep(timeoutMs)])
-    if (daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.child.kill('SIGKILL')
-      await daemon.exited
-    }
+    if (daemon !== undefined) await stopChild(daemon.child, daemon.exited, signal, timeoutMs)
   }
 
   async function killNode (name: string): Promise<void> {

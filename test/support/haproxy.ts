@@ -4,11 +4,12 @@
  * changes it (`disable server api/one`) as an orchestrator would. Its output goes to `haproxy.log`
  * there; it is stopped by the test, or killed if the test file ends first.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { accessSync, closeSync, constants, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ownChild, programMissing, stopChild } from './programs.js'
 
 const HAPROXY = '/usr/sbin/haproxy'
 
@@ -21,17 +22,9 @@ export interface Haproxy {
   stop: () => Promise<void>
 }
 
-const running = new Set<ChildProcess>()
-process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
-
 /** Why HAProxy cannot run here, or false when it can. */
 export function haproxyMissing (): string | false {
-  try {
-    accessSync(HAPROXY, constants.X_OK)
-    return false
-  } catch {
-    return `${HAPROXY} is missing (apt-get install haproxy)`
-  }
+  return programMissing(HAPROXY, 'haproxy')
 }
 
 /**
@@ -57,11 +50,7 @@ export async function startHaproxy (options: { dir: string, sections: string[][]
     ? spawn(args[0]!, args.slice(1), { cwd: dir, stdio: ['ignore', log, log] })
     : spawn('setpriv', [`--reuid=${user}`, `--regid=${user}`, '--init-groups', ...args], { cwd: dir, stdio: ['ignore', log, log] })
   closeSync(log)
-  running.add(child)
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    running.delete(child)
-    resolve()
-  }))
+  const exited = ownChild(child)
 
   const command = async (line: string): Promise<string> => await new Promise((resolve, reject) => {
     let answer = ''
@@ -71,15 +60,7 @@ export async function startHaproxy (options: { dir: string, sections: string[][]
     connection.once('close', () => resolve(answer))
   })
 
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGTERM')
-    await Promise.race([exited, sleep(5_000)])
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-  }
+  const stop = async (): Promise<void> => await stopChild(child, exited, 'SIGTERM')
 
   const deadline = Date.now() + 10_000
   for (;;) {

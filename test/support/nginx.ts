@@ -3,11 +3,12 @@
  * as an operator loads it, its listen port and its instances replaced by the test's, under a main
  * configuration of one worker. Stopped by the test, or killed if the test file ends first.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ROOT } from './constants.js'
+import { ownChild, programMissing, stopChild } from './programs.js'
 
 const NGINX = '/usr/sbin/nginx'
 /** The recipe of docs/deployment.md#nginx. */
@@ -20,17 +21,9 @@ export interface Nginx {
   stop: () => Promise<void>
 }
 
-const running = new Set<ChildProcess>()
-process.on('exit', () => { for (const child of running) child.kill('SIGKILL') })
-
 /** Why nginx cannot run here, or false when it can. */
 export function nginxMissing (): string | false {
-  try {
-    accessSync(NGINX, constants.X_OK)
-    return false
-  } catch {
-    return `${NGINX} is missing (apt-get install nginx-light)`
-  }
+  return programMissing(NGINX, 'nginx-light')
 }
 
 /**
@@ -74,21 +67,9 @@ export async function startNginx ({ dir, port, instances }: { dir: string, port:
   const log = openSync(join(dir, 'nginx-output.log'), 'a')
   const child = spawn(NGINX, ['-c', config, '-p', dir], { cwd: dir, stdio: ['ignore', log, log] })
   closeSync(log)
-  running.add(child)
-  const exited = new Promise<void>((resolve) => child.once('exit', () => {
-    running.delete(child)
-    resolve()
-  }))
+  const exited = ownChild(child)
   const errors = (): string => { try { return readFileSync(join(dir, 'nginx-error.log'), 'utf8') } catch { return '' } }
-  const stop = async (): Promise<void> => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    child.kill('SIGQUIT')
-    await Promise.race([exited, sleep(5_000)])
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
-    }
-  }
+  const stop = async (): Promise<void> => await stopChild(child, exited, 'SIGQUIT')
   const origin = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 10_000
   for (;;) {

@@ -4,7 +4,7 @@
  * right to create databases (the tests make databases: test/support/postgres-database.ts).
  */
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
+import { query } from './database.js'
 
 export interface PostgresSchema {
   /** The server's URL with `options=-c search_path=<schema>`. */
@@ -13,24 +13,14 @@ export interface PostgresSchema {
   drop: () => Promise<void>
 }
 
-async function runStatement (adminUrl: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl })
-  await client.connect()
-  try {
-    await client.query(sql)
-  } finally {
-    await client.end()
-  }
-}
-
 /**
  * Creates the schema `<prefix>_<12 random hex digits>` on the server of `adminUrl`.
  * @example const schema = await createSchema('postgres://postgres@127.0.0.1/test', 'bench'); await schema.drop()
  */
 export async function createSchema (adminUrl: string, prefix: string): Promise<PostgresSchema> {
   const schema = `${prefix}_${randomBytes(6).toString('hex')}`
-  await runStatement(adminUrl, `CREATE SCHEMA ${schema}`)
+  await query(adminUrl, `CREATE SCHEMA ${schema}`)
   const url = new URL(adminUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  return { url: url.href, drop: async () => await runStatement(adminUrl, `DROP SCHEMA ${schema} CASCADE`) }
+  return { url: url.href, drop: async () => { await query(adminUrl, `DROP SCHEMA ${schema} CASCADE`) } }
 }

@@ -3,6 +3,8 @@
  * malformed request lines, duplicate headers, a request that never ends.
  */
 import { connect, type Socket } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { TEST_KEY } from './constants.js'
 
 export interface RawResponse {
   status: number
@@ -60,6 +62,38 @@ export async function openRaw (origin: string, { bodyless = false } = {}): Promi
     socket.on('error', () => {})
   })
   return { socket, write: (chunk) => socket.write(chunk), response }
+}
+
+/** A create in flight: its headers and half its body sent, the rest held back. */
+export interface HalfSentCreate {
+  /** Sends the rest of the body; resolves with the answer. */
+  finish: () => Promise<RawResponse>
+  /** Closes the connection mid-body, as a client that dies does. */
+  abandon: () => void
+}
+
+/**
+ * POST /v1/pets with the test key and a JSON body (a string is sent as it is), stopped halfway
+ * through the body: the request is in flight (its Idempotency-Key, if given, held) until finish()
+ * or abandon().
+ * @example const slow = await startHalfSentCreate(server.origin, { name: 'Rex', categoryId: 1 }, 'k1'); …; assert.equal((await slow.finish()).status, 201)
+ */
+export async function startHalfSentCreate (origin: string, pet: unknown, idempotencyKey?: string): Promise<HalfSentCreate> {
+  const body = typeof pet === 'string' ? pet : JSON.stringify(pet)
+  const conn = await openRaw(origin)
+  const half = Math.floor(body.length / 2)
+  const keyLine = idempotencyKey === undefined ? '' : `Idempotency-Key: ${idempotencyKey}\r\n`
+  conn.write(`POST /v1/pets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TEST_KEY}\r\nContent-Type: application/json\r\n${keyLine}` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`)
+  // Time for the server to read the headers and take the request in, on a busy machine too.
+  await sleep(200)
+  return {
+    finish: async () => {
+      conn.write(body.slice(half))
+      return await conn.response
+    },
+    abandon: () => conn.socket.destroy()
+  }
 }
 
 /** Sends `text` as it is and waits for the answer (to a HEAD, its headers: no body follows, and the connection stays open). */

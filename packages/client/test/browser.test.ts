@@ -9,12 +9,12 @@ import type { AddressInfo } from 'node:net'
 import { dirname, join, normalize } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
-import { TEST_KEY, startTestServer, type TestServer } from './server-support.js'
+import type { Browser, Page } from 'playwright-core'
+import { TEST_KEY, chromiumMissing, launchChromium, startTestServer, type TestServer } from './server-support.js'
 import { packClient, run, type Packed } from './packed.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium): client browser tests skipped`
+const missing = chromiumMissing()
+const skip = missing === false ? false : `client browser tests skipped: ${missing}`
 
 // The kind of key a page may hold: every visitor can read it.
 const READ_ONLY_KEY = 'page-read-only-key-0123'
@@ -57,10 +57,7 @@ describe('the packed client in Chromium', { skip }, () => {
     await run('tar', ['-xzf', packed.tarball, '-C', packed.dir])
     pages = await startPageServer(join(packed.dir, 'package'))
     api = await startTestServer({ env: { CORS_ORIGINS: pages.origin, PETSTORE_READ_ONLY_KEYS: READ_ONLY_KEY } })
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-    })
+    browser = await launchChromium()
     page = await browser.newPage()
     page.on('pageerror', (err) => failures.push(err.message))
     page.on('requestfailed', (request) => failures.push(`${request.url()}: ${request.failure()?.errorText ?? ''}`))

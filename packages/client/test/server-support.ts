@@ -1,7 +1,7 @@
 /**
  * The one way the client's tests reach the server's test support (test/support/): a test server
- * on every backend, the test key, the repository's root, a TypeScript checker as an app's, and
- * the TCP proxy that cuts connections or loses answers. Beside them, HTTP proxies in front of a
+ * on every backend, the test key, the repository's root, a TypeScript checker as an app's,
+ * Chromium, and the TCP proxy that cuts connections or loses answers. Beside them, HTTP proxies in front of a
  * test server that break the way the web breaks: one that answers the first requests itself
  * (429, 503 with Retry-After), one that redirects.
  */
@@ -10,6 +10,7 @@ import { TcpProxy, type TcpProxyOptions } from '../../../test/support/tcp-proxy.
 
 export { ROOT, TEST_KEY } from '../../../test/support/constants.js'
 export { backends, startTestServer, type TestServer } from '../../../test/support/helper.js'
+export { chromiumMissing, launchChromium } from '../../../test/support/chromium.js'
 export { typeErrors } from '../../../test/support/type-errors.js'
 export type { TcpProxy }
 

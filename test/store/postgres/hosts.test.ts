@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import pg from 'pg'
+import { query } from '../../support/database.js'
 import { createTestDatabase, skippedFile, type TestDatabase } from '../../support/helper.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 import { MalformedAddress, parseAddress } from '../../../src/store/postgres/address.js'
@@ -21,12 +21,6 @@ function withHosts (url: string, hosts: string[], target?: string): string {
 function hostOf (url: string): string {
   const parsed = new URL(url)
   return `${parsed.hostname}:${parsed.port || 5432}`
-}
-
-async function statement (url: string, sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try { await client.query(sql) } finally { await client.end() }
 }
 
 describe('postgres address: libpq\'s URL forms', () => {
@@ -112,7 +106,7 @@ describe('postgres: a multi-host DATABASE_URL', { skip }, () => {
     let readOnly: TestDatabase
     before(async () => {
       readOnly = await createTestDatabase('postgres')
-      await statement(readOnly.directUrl, `ALTER DATABASE ${new URL(readOnly.directUrl).pathname.slice(1)} SET default_transaction_read_only = on`)
+      await query(readOnly.directUrl, `ALTER DATABASE ${new URL(readOnly.directUrl).pathname.slice(1)} SET default_transaction_read_only = on`)
     })
     after(async () => { await readOnly?.drop() })
 
@@ -129,12 +123,12 @@ describe('postgres: a multi-host DATABASE_URL', { skip }, () => {
     const name = new URL(database.directUrl).pathname.slice(1)
     const store = await open(database.url)
     // The address leads to a read-only node while the pool opens its connections (a demoted primary behind a stale address)…
-    await statement(database.directUrl, `ALTER DATABASE ${name} SET default_transaction_read_only = on`)
+    await query(database.directUrl, `ALTER DATABASE ${name} SET default_transaction_read_only = on`)
     try {
       await Promise.all(Array.from({ length: 4 }, async () => await store.listPets({ limit: 1 })))
     } finally {
       // …then to the primary again: only new connections see it.
-      await statement(process.env.TEST_DATABASE_URL!, `ALTER DATABASE ${name} RESET default_transaction_read_only`)
+      await query(process.env.TEST_DATABASE_URL!, `ALTER DATABASE ${name} RESET default_transaction_read_only`)
     }
     const pet = { name: 'after the failover', categoryId: 1, status: 'available' as const }
     await assert.rejects(store.createPet(pet), (err: Error) => err instanceof StoreUnavailable && (err.cause as { code?: string }).code === '25006')

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, backends, createTestDatabase, errorBody, get, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { backends, createTestDatabase, errorBody, get, post, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { listAll } from '../../support/list-pages.js'
 import { TcpProxy, type CutMode } from '../../support/tcp-proxy.js'
 
 // Every wait on the database gives up after this; an answer must come within a few of them.
@@ -80,7 +81,7 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
         }
         await assertRecovers()
         // The creates during the cut got 503 and left nothing behind; every 201 is there.
-        assert.deepEqual(await listAll(), [...committed].sort((a, b) => a - b))
+        assert.deepEqual(await listedIds(), [...committed].sort((a, b) => a - b))
       })
     }
 
@@ -93,28 +94,20 @@ for (const postgres of backends('postgres', 'pgbouncer')) {
       const answered201 = await createdIds(responses)
       committed.push(...answered201)
       await assertRecovers()
-      const listed = await listAll()
+      const listed = await listedIds()
       for (const id of answered201) assert.ok(listed.includes(id), `animal ${id} answered 201 and is listed`)
     })
 
     it('lists every animal once after all that', async () => {
     // A cut landing between COMMIT and its answer leaves an animal whose create got 503
     // (the client retries with Idempotency-Key); it is listed once, like every other.
-      const listed = await listAll()
+      const listed = await listedIds()
       assert.ok(committed.every((id) => listed.includes(id)))
       assert.equal(new Set(listed).size, listed.length)
     })
 
-    async function listAll (): Promise<number[]> {
-      const ids: number[] = []
-      let url: string | undefined = `${server.api}/pets?limit=100`
-      while (url !== undefined) {
-        const page: Response = await fetch(url, { headers: AUTH })
-        assert.equal(page.status, 200)
-        ids.push(...(await page.json() as Array<{ id: number }>).map((pet) => pet.id))
-        url = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
-      }
-      return ids
+    async function listedIds (): Promise<number[]> {
+      return (await listAll(`${server.api}/pets?limit=100`)).map((pet) => pet.id)
     }
   })
 }

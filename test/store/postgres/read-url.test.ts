@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
-import pg from 'pg'
 import { createTestDatabase, get, openTestStore, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { query } from '../../support/database.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 
 // The real standby's behaviours are proved on the HA cluster (test/ha/cluster.test.ts); here
@@ -11,15 +11,9 @@ const skip = process.env.TEST_DATABASE_URL === undefined ? 'TEST_DATABASE_URL is
 if (skip !== false) skippedFile(`PostgreSQL read URL tests skipped: ${skip}`)
 
 async function roleSettings (url: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ setconfig: string[] }>(`SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
-      WHERE d.datname = current_database() AND s.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)`)
-    return rows[0]?.setconfig ?? []
-  } finally {
-    await client.end()
-  }
+  const rows = await query(url, `SELECT s.setconfig FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase
+    WHERE d.datname = current_database() AND s.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)`)
+  return (rows[0]?.setconfig ?? []) as string[]
 }
 
 async function readCount (server: TestServer, target: string): Promise<number> {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { createTestDatabase, errorBody, post, skippedFile, startTestServer, throughAddress, type TestDatabase, type TestServer } from '../../support/helper.js'
+import { listAll } from '../../support/list-pages.js'
 import { TcpProxy } from '../../support/tcp-proxy.js'
 
 // Every wait on the database gives up after this, as in test/store/postgres/outage.test.ts.
@@ -79,14 +80,7 @@ describe('postgres: two instances while the database is unreachable under load',
       assert.equal(response.status, 201)
       committed.push((await response.json() as { id: number }).id)
     }
-    const listed: number[] = []
-    let url: string | undefined = `${servers[0]!.api}/pets?limit=100`
-    while (url !== undefined) {
-      const page: Response = await fetch(url, { headers: AUTH })
-      assert.equal(page.status, 200)
-      listed.push(...(await page.json() as Array<{ id: number }>).map((pet) => pet.id))
-      url = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
-    }
+    const listed = (await listAll(`${servers[0]!.api}/pets?limit=100`)).map((pet) => pet.id)
     for (const id of committed) assert.ok(listed.includes(id), `animal ${id} answered 201 and is listed`)
     assert.equal(new Set(listed).size, listed.length, 'each animal listed once')
     console.log(`${down.filter((a) => a.status === 201).length} creates answered 201 and ${down.filter((a) => a.status === 503).length} answered 503 around the outage`)

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { AUTH, errorBody, post, startTestServer, type TestServer, skippedFile } from '../../support/helper.js'
+import { errorBody, post, startTestServer, type TestServer, skippedFile } from '../../support/helper.js'
+import { listAll } from '../../support/list-pages.js'
 import { fillDisk, mountSmallDisk } from '../../support/small-disk.js'
 
 const disk = mountSmallDisk('2m')
@@ -47,14 +48,7 @@ describe('sqlite: creates on a full disk', { skip: 'refused' in disk }, () => {
     rmSync(filler)
     const response = await create('after')
     assert.equal(response.status, 201)
-    const listed: number[] = []
-    let url: string | undefined = `${server.api}/pets?limit=100`
-    while (url !== undefined) {
-      const page: Response = await fetch(url, { headers: AUTH })
-      assert.equal(page.status, 200)
-      listed.push(...(await page.json() as Array<{ id: number }>).map((pet) => pet.id))
-      url = /<([^>]+)>; rel="next"/.exec(page.headers.get('link') ?? '')?.[1]
-    }
+    const listed = (await listAll(`${server.api}/pets?limit=100`)).map((pet) => pet.id)
     assert.deepEqual(listed, [...created].sort((a, b) => a - b))
   })
 })
