@@ -1,17 +1,22 @@
 /**
- * HAProxy (Debian's package) for a test, in a folder the test owns: the test's sections under a
- * global one with an admin socket, through which the test reads HAProxy's view of its servers and
- * changes it (`disable server api/one`) as an orchestrator would. Its output goes to `haproxy.log`
- * there; it is stopped by the test, or killed if the test file ends first.
+ * HAProxy (Debian's package) for a test, in a folder the test owns: the test's sections, or
+ * deploy/haproxy/petstore.cfg as an operator loads it, under a global section with an admin
+ * socket, through which the test reads HAProxy's view of its servers and changes it
+ * (`disable server api/one`) as an orchestrator would. Its output goes to `haproxy.log` there; it
+ * is stopped by the test, or killed if the test file ends first.
  */
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { createConnection } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { ROOT } from './constants.js'
 import { ownChild, programMissing, stopChild } from './programs.js'
 
 const HAPROXY = '/usr/sbin/haproxy'
+/** The recipe of docs/deployment.md#haproxy, and the 503 it answers with. */
+export const HAPROXY_RECIPE = join(ROOT, 'deploy/haproxy/petstore.cfg')
+export const HAPROXY_REFUSAL = join(ROOT, 'deploy/haproxy/petstore-503.http')
 
 export interface Haproxy {
   /** HAProxy's view of each server, `proxy/server` -> UP, DOWN, MAINT… (`show stat`). */
@@ -28,6 +33,24 @@ export function haproxyMissing (): string | false {
 }
 
 /**
+ * The recipe with its frontend bound to `port`, its servers at `instances` (host:port, each server
+ * line's parameters kept) and its errorfile read from this checkout.
+ * @example recipeSections(8000, ['127.0.0.1:8001', '127.0.0.1:8002'])
+ */
+export function recipeSections (port: number, instances: string[]): string[][] {
+  const recipe = readFileSync(HAPROXY_RECIPE, 'utf8')
+  const servers = [...recipe.matchAll(/^( *)server \S+ \S+(.*)$/gm)]
+  if (servers.length === 0) throw new Error('no server line in the recipe')
+  const [, indent, parameters] = servers[0]!
+  const lines = instances.map((instance, n) => `${indent}server instance${n + 1} ${instance}${parameters}`).join('\n')
+  return [recipe
+    .replace(servers.map((match) => match[0]).join('\n'), lines)
+    .replace(/^( *)bind \S+$/m, `$1bind 127.0.0.1:${port}`)
+    .replace(/^( *errorfile 503) \S+$/m, `$1 ${HAPROXY_REFUSAL}`)
+    .split('\n')]
+}
+
+/**
  * Starts HAProxy on `sections` (each a block of configuration lines: `defaults`, `listen`…) and
  * resolves once its admin socket answers. `user` runs it as that user (setpriv), so that a
  * folder of daemons has one owner.
@@ -39,6 +62,7 @@ export async function startHaproxy (options: { dir: string, sections: string[][]
   const config = join(dir, 'haproxy.cfg')
   writeFileSync(config, [
     'global',
+    // HAProxy sizes itself by the descriptors it may open; a recipe's own global section sets more.
     '  maxconn 2000',
     `  stats socket ${socket} mode 600 level admin`,
     ...sections.flat(),
