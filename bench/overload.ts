@@ -14,7 +14,7 @@ import { count, positive, readFlags } from './flags.js'
 import { BUILT, REQUESTS, noOutcome, pinned, runLoad, workloadSpec, type LoadJob, type LoadOutcome } from './load.js'
 import { heading, median, ms, prose, rate, spread, table, times } from './report.js'
 import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
-import { startProcess, startService, type Target } from './targets.js'
+import { freePort, startProcess, startService, type Target } from './targets.js'
 
 /** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization averages since its start. */
 const UNDER_PRESSURE = {
@@ -35,10 +35,11 @@ const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
 const CPU_CGROUPS = '/sys/fs/cgroup/cpu'
+const HAPROXY = '/usr/sbin/haproxy'
 const DATABASES = ['sqlite', 'postgres'] as const
 const WORKLOADS = ['list', 'create'] as const
-const SUBJECTS = ['service', 'peer'] as const
-const NAMES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL', service: 'service', peer: 'peer' }
+const SUBJECTS = ['service', 'haproxy', 'peer'] as const
+const NAMES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL', haproxy: 'service behind HAProxy' }
 type Workload = typeof WORKLOADS[number]
 
 export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
@@ -103,8 +104,13 @@ function startGenerator (cpus: string | undefined): { run: (job: LoadJob) => Pro
   }
 }
 
-/** What the generator loads (`target`), what measures its capacity in a closed loop (`sizer`), and their quota. */
-interface Subject { name: string, target: Target, sizer: Target, quota: (ms?: number) => void }
+/**
+ * What the open loop loads (`target`), the process in the quota whose CPU counts there (`service`),
+ * the one the closed loop sizes, HAProxy beside them (on the generator's core, no quota), their quota.
+ */
+interface Subject {
+  name: string, target: Target, service: Target, sizer: Target, balancer?: Target, quota: (ms?: number) => void
+}
 
 /** One measured run: capacity (closed loop), a level (open loop), or a run of the refusing service. */
 interface Run {
@@ -119,9 +125,33 @@ interface Run {
   rate: number
   seconds: number
   outcome: LoadOutcome
-  /** CPU seconds of the subject over the run; per second of the run, that of the generator. */
+  /** CPU seconds over the run: of the subject, of HAProxy; per second of the run, that of the generator. */
   cpu: number
+  balancerCpu: number
   generatorCpu: number
+}
+
+/**
+ * HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind address, its server's address
+ * (one server: the service) and its 503 file's path replaced, and its global maxconn lowered to what
+ * the descriptors it may open here allow; pinned to `cpus`, no quota.
+ */
+async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
+  const port = await freePort()
+  let servers = 0
+  const hard = /^Max open files +\S+ +(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+  const descriptors = hard === undefined ? Infinity : Math.floor((Number(hard) - 100) / 2)
+  const { host } = new URL(service.origin)
+  const config = readFileSync(join(root, 'deploy/haproxy/petstore.cfg'), 'utf8')
+    .replace(/^( *bind ).*$/m, `$1127.0.0.1:${port}`)
+    // HAProxy takes two file descriptors a connection, and cannot start above what it may open here.
+    .replace(/^( *maxconn )(\d+)$/m, (_, line: string, most: string) => `${line}${Math.min(Number(most), descriptors)}`)
+    .replace(/^( *errorfile 503 ).*$/m, `$1${join(root, 'deploy/haproxy/petstore-503.http')}`)
+    .replace(/^( *server \S+ ).*\n/gm, (_, line: string) => servers++ === 0 ? `${line}${host}\n` : '')
+  const file = join(work, `haproxy-${port}.cfg`)
+  writeFileSync(file, config)
+  const where = { cpus, logFile: `${file}.log`, cwd: work, readyPath: '/readyz' }
+  return await startProcess('HAProxy', { ...where, command: HAPROXY, args: ['-db', '-f', file], env: {}, port })
 }
 
 /** Waits until the subject has drained what an overloaded run left queued (its CPU idle for a quarter of a second). */
@@ -140,10 +170,10 @@ type Cell = Pick<Run, 'run' | 'database' | 'workload' | 'regime' | 'level' | 'ca
 function measurer (generator: ReturnType<typeof startGenerator>, limits: { sockets: number, connections: number },
   loadCpus: string | undefined, say?: (text: string) => void) {
   return async (subject: Subject, cell: Cell, rate: number, seconds: number): Promise<Run> => {
-    const { target, sizer } = rate === 0 ? { target: subject.sizer, sizer: subject.sizer } : subject
+    const [target, counted] = rate === 0 ? [subject.sizer, subject.sizer] : [subject.target, subject.service]
     const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
-    await waitIdle(sizer)
-    const cpu = sizer.cpuSeconds()
+    await waitIdle(counted)
+    const [cpu, balancer] = [counted.cpuSeconds(), subject.balancer?.cpuSeconds() ?? 0]
     let outcome: LoadOutcome
     let generatorCpu = 0
     if (rate === 0) {
@@ -158,13 +188,13 @@ function measurer (generator: ReturnType<typeof startGenerator>, limits: { socke
       generatorCpu = outcome.cpuSeconds / seconds
     }
     const arrivals = rate === 0 ? outcome.arrivals / seconds : rate
-    const used = sizer.cpuSeconds() - cpu
-    const run = { ...cell, subject: subject.name, rate: arrivals, seconds, outcome, generatorCpu, cpu: used }
+    const [used, balancerCpu] = [counted.cpuSeconds() - cpu, (subject.balancer?.cpuSeconds() ?? 0) - balancer]
+    const run = { ...cell, subject: subject.name, rate: arrivals, seconds, outcome, cpu: used, balancerCpu }
     const level = typeof cell.level === 'number' ? `${cell.level}x` : cell.level
     say?.(`  ${subject.name}, ${cell.workload}, ${regimeOf(cell.regime)}, ${level}: ` +
       `${Math.round(outcome.good / seconds)} good/s, ${outcome.refused} refused, ${outcome.timeouts} timeouts, ` +
       `${outcome.late} late`)
-    return run
+    return { ...run, generatorCpu }
   }
 }
 
@@ -176,7 +206,7 @@ export async function overloadSmoke (target: Target, loadCpus: string | undefine
   const generator = startGenerator(loadCpus)
   try {
     const measure = measurer(generator, { sockets: 100, connections: 10 }, loadCpus)
-    const subject = { name: 'service', target, sizer: target, quota: () => {} }
+    const subject = { name: 'service', target, service: target, sizer: target, quota: () => {} }
     const cell = { run: 1, database: 'sqlite', workload: 'list', regime: 0 } as const
     const capacity = await measure(subject, { ...cell, level: 'capacity', capacity: 0 }, 0, 0.25)
     const perSecond = capacity.outcome.good / 0.25
@@ -219,7 +249,7 @@ export async function overload (options: OverloadOptions, work: string, root: st
       : await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
     const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, SHARE, target.pids())
     cleanups.push(async () => { quota.remove() })
-    return { target, sizer: target, quota: quota.periodMs }
+    return { target, service: target, sizer: target, quota: quota.periodMs }
   }
 
   const runs: Run[] = []
@@ -228,12 +258,18 @@ export async function overload (options: OverloadOptions, work: string, root: st
       say(`run ${run} of ${options.runs}, ${database}: starting ${options.subjects.join(' and ')}`)
       const subjects = await Promise.all(options.subjects.map(async (name): Promise<Subject> => {
         if (name === 'service') return { name, ...await start(name, database, {}, false) }
+        // Capacity measured on the service alone, the open loop sent through HAProxy.
+        if (name === 'haproxy') {
+          const alone = await start(name, database, {}, false)
+          const balancer = await startHaproxy(root, work, alone.target, loadCpus)
+          return { name: NAMES.haproxy!, ...alone, target: balancer, balancer }
+        }
         // Under its quota, under-pressure refuses much of a closed loop: the peer's capacity is its twin's, without it.
         const pressure = { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) }
         const subject = await start(name, database, pressure, true)
         const twin = await start('twin', database, {}, true)
         const quota = (ms?: number): void => { subject.quota(ms); twin.quota(ms) }
-        return { name, target: subject.target, sizer: twin.target, quota }
+        return { name, target: subject.target, service: subject.target, sizer: twin.target, quota }
       }))
       // r's service refuses every request behind a key (its admission stage at MAX_QUEUE_DELAY=0).
       const refusing = options.subjects.includes('service')
@@ -301,6 +337,7 @@ function figures (entry: Run) {
     timeouts: share(o.timeouts),
     failed: o.other + o.errors,
     cpu: 100 * entry.cpu / seconds,
+    balancer: 100 * entry.balancerCpu / seconds,
     generator: 100 * entry.generatorCpu,
     late: share(o.late),
     waited: o.waitedMs
@@ -317,7 +354,7 @@ const LEVEL_COLUMNS: Column[] = [['arrivals/s', 'arrivals', mid(rate)], ['goodpu
   ['÷ cap', 'cap', range(times)], ['answered', 'answered', range(pc)], ['refusals/s', 'refusals', mid(rate)],
   ['refusals p99', 'refusedP99', range(ms)], ['served p99', 'servedP99', mid(ms)], ['timeouts', 'timeouts', mid(pc)],
   ['failed', 'failed', (values) => String(values.reduce((a, b) => a + b, 0))], ['CPU', 'cpu', mid(cores)],
-  ['CPU generator', 'generator', mid(cores)], ['late', 'late', range(pc)],
+  ['CPU HAProxy', 'balancer', mid(cores)], ['CPU generator', 'generator', mid(cores)], ['late', 'late', range(pc)],
   ['generator waited', 'waited', mid((v) => `${Math.round(v)} ms`)]]
 
 /** The same measurement in each run of the whole, by `key`. */
