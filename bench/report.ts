@@ -82,13 +82,11 @@ function ratios (all: Measurement[], target: string, base: string, figure: (m: M
 function workloadTable (runs: Measurement[], workload: Workload): string {
   const rows = [...new Set(runs.map((m) => m.target))].map((target) => {
     const mine = runs.filter((m) => m.target === target)
-    const base = mine[0]!.base
     const of = (figure: (m: Measurement) => number): number => median(mine.map(figure))
     return [target, spread(mine.map((m) => m.reqPerSec), rate), ms(of((m) => m.p50Ms)), ms(of((m) => m.p99Ms)),
-      us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), String(mine.reduce((sum, m) => sum + m.failed, 0)),
-      target === base ? '' : spread(ratios(runs, base, target, (m) => m.reqPerSec), times)]
+      us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), String(mine.reduce((sum, m) => sum + m.failed, 0))]
   })
-  const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed', 'service ÷ this, req/s']
+  const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed']
   return `### ${workload}: ${REQUESTS[workload]}\n\n${table(header, rows)}`
 }
 
