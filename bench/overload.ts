@@ -147,7 +147,7 @@ async function startHaproxy (root: string, work: string, service: Target, cpus: 
     // HAProxy takes two file descriptors a connection, and cannot start above what it may open here.
     .replace(/^( *maxconn )(\d+)$/m, (_, line: string, most: string) => `${line}${Math.min(Number(most), descriptors)}`)
     .replace(/^( *errorfile 503 ).*$/m, `$1${join(root, 'deploy/haproxy/petstore-503.http')}`)
-    .replace(/^( *server \S+ ).*\n/gm, (_, line: string) => servers++ === 0 ? `${line}${host}\n` : '')
+    .replace(/^( *server \S+ )\S+(.*\n)/gm, (_, head: string, tail: string) => servers++ > 0 ? '' : head + host + tail)
   const file = join(work, `haproxy-${port}.cfg`)
   writeFileSync(file, config)
   const where = { cpus, logFile: `${file}.log`, cwd: work, readyPath: '/readyz' }
