@@ -15,23 +15,33 @@ export function git (root: string, args: string[]): string {
   return result.stdout.trim()
 }
 
+/** The short commit at `root`, and whether the service's sources differ from it. */
+export function commitOf (root: string): string {
+  const changed = git(root, ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
+  return git(root, ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
+}
+
 function npm (cwd: string, args: string[]): void {
-  if (spawnSync('npm', args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) throw new Error(`npm ${args.join(' ')} failed in ${cwd}`)
+  if (spawnSync('npm', args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) {
+    throw new Error(`npm ${args.join(' ')} failed in ${cwd}`)
+  }
 }
 
 type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
 
 /** True when every package the old lock installs for the service itself (and TypeScript) has the same version here. */
 function sameRuntime (old: Lock, ours: Lock): boolean {
-  return Object.entries(old.packages).every(([path, entry]) => path === '' || (entry.dev === true && path !== 'node_modules/typescript') || ours.packages[path]?.version === entry.version)
+  return Object.entries(old.packages).every(([path, entry]) => path === '' ||
+    (entry.dev === true && path !== 'node_modules/typescript') || ours.packages[path]?.version === entry.version)
 }
 
 /**
  * Checks `commitish` out in a temporary worktree, gives it node_modules (this project's when its
  * runtime dependencies are the same, else `npm ci`) and runs its `npm run build`.
- * @example const { root, name } = buildBaseline(ROOT, '88e4a05') // name: 'baseline (88e4a05)'
+ * @example const { root, name } = buildBaseline(ROOT, '88e4a05', say) // name: 'baseline (88e4a05)'
  */
-export function buildBaseline (root: string, commitish: string, say: (text: string) => void): { root: string, name: string, subject: string } {
+export function buildBaseline (root: string, commitish: string, say: (text: string) => void):
+{ root: string, name: string, subject: string } {
   const commit = git(root, ['rev-parse', '--verify', `${commitish}^{commit}`])
   const short = git(root, ['rev-parse', '--short', commit])
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
@@ -53,7 +63,12 @@ export function buildBaseline (root: string, commitish: string, say: (text: stri
 /** Removes every worktree buildBaseline made; synchronous, so an interrupted bench can call it on its way out. */
 export function removeBaselines (): void {
   for (const [dir, root] of trees) {
-    try { git(root, ['worktree', 'remove', '--force', dir]) } catch { rmSync(dir, { recursive: true, force: true }); spawnSync('git', ['worktree', 'prune'], { cwd: root }) }
+    try {
+      git(root, ['worktree', 'remove', '--force', dir])
+    } catch {
+      rmSync(dir, { recursive: true, force: true })
+      spawnSync('git', ['worktree', 'prune'], { cwd: root })
+    }
     trees.delete(dir)
   }
 }

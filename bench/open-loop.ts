@@ -1,55 +1,23 @@
 /**
- * A load process of the overload run, started once and given one job at a time over IPC (so its
- * code is compiled and its heap grown before the runs that count). Open loop: arrivals at a fixed
+ * The open-loop load process of the overload run, started once and given one job at a time over
+ * IPC (so its code is compiled and its heap grown before the runs that count): arrivals at a fixed
  * rate whatever the server does, each sent on an idle keep-alive socket or a new one, up to
- * `sockets`; closed loop (capacity): `sockets` clients, each sending its next request when the
- * last is answered. Latency counts from the scheduled arrival; a request not answered within
- * `deadlineMs` is a timeout and its socket is reset. Raw `net` sockets and a minimal HTTP/1.1
- * reader, by hand: wrk and autocannon are closed loop, and `node:http`'s agent costs more a request.
+ * `sockets`. Latency counts from the scheduled arrival; a request not answered within `deadlineMs`
+ * is a timeout and its socket is reset. Raw `net` sockets and a minimal HTTP/1.1 reader, by hand:
+ * autocannon is closed loop, and `node:http`'s agent costs more a request.
  */
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
-import type { LoadSpec } from './load.js'
-
-export interface LoadJob {
-  origin: string
-  spec: LoadSpec
-  /** Arrivals a second; 0 for the closed loop. */
-  rate: number
-  sockets: number
-  seconds: number
-  deadlineMs: number
-  lateMs: number
-}
-
-export interface LoadOutcome {
-  arrivals: number
-  /** 2xx within the deadline, 503s, other answers, timeouts (socket reset), socket errors. */
-  good: number
-  refused: number
-  other: number
-  timeouts: number
-  errors: number
-  /** Arrivals sent more than lateMs after their schedule, or never (open loop). */
-  late: number
-  goodP99Ms: number | null
-  refusedP99Ms: number | null
-  /** 2xx within the deadline among the arrivals of each second. */
-  goodBySecond: number[]
-  socketsOpened: number
-  /** The most sockets open at once. */
-  socketsMax: number
-  /** User and system CPU seconds of this process over the run. */
-  cpuSeconds: number
-  /** Milliseconds its thread waited for a CPU while runnable (/proc schedstat): what a neighbour on its core took. */
-  waitedMs: number
-}
+import { noOutcome, type LoadJob, type LoadOutcome } from './load.js'
 
 interface Conn { socket: Socket, seq: number, scheduled: number, buffer: Buffer | undefined }
 
-const p99 = (values: number[]): number | null => values.length === 0 ? null : values.sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!
-/** The second field of /proc/self/schedstat: nanoseconds spent runnable, waiting for a CPU (0 where there is none). */
-const waitedNs = (): number => { try { return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]) } catch { return 0 } }
+const p99 = (values: number[]): number | null =>
+  values.length === 0 ? null : values.sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!
+/** The second field of /proc/self/schedstat: nanoseconds runnable, waiting for a CPU (0 where there is none). */
+const waitedNs = (): number => {
+  try { return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]) } catch { return 0 }
+}
 
 const READ_BUFFER = Buffer.alloc(65_536)
 
@@ -60,13 +28,11 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
   const request = Buffer.from(`${spec.method} ${spec.path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
     Object.entries(spec.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
     (spec.body === undefined ? '\r\n' : `content-length: ${Buffer.byteLength(spec.body)}\r\n\r\n${spec.body}`))
-  const closed = job.rate === 0
-  const interval = closed ? 0 : 1000 / job.rate
-  // The closed loop's arrivals come from its clients (settle), none from the clock.
-  const total = closed ? 0 : Math.round(job.seconds * job.rate)
+  const interval = 1000 / job.rate
+  const total = Math.round(job.seconds * job.rate)
   const goodMs: number[] = []
   const refusedMs: number[] = []
-  const out: LoadOutcome = { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0, goodP99Ms: null, refusedP99Ms: null, goodBySecond: Array.from({ length: Math.ceil(job.seconds) }, () => 0), socketsOpened: 0, socketsMax: 0, cpuSeconds: 0, waitedMs: 0 }
+  const out = noOutcome()
   // FIFO queues as arrays with a head index: arrivals waiting for a socket, and sends in order of
   // deadline (parallel arrays: no object a request to outlive the young generation).
   const waiting: number[] = []
@@ -89,15 +55,10 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
     // An answer after the deadline (read before this tick's expire) is a timeout all the same.
     const outcome = answer !== 'errors' && latency > job.deadlineMs ? 'timeouts' : answer
     out[outcome]++
-    if (outcome === 'good') {
-      goodMs.push(latency)
-      const second = Math.floor((conn.scheduled - start) / 1000)
-      if (second < out.goodBySecond.length) out.goodBySecond[second]!++
-    } else if (outcome === 'refused') refusedMs.push(latency)
+    if (outcome === 'good') goodMs.push(latency)
+    else if (outcome === 'refused') refusedMs.push(latency)
     conn.seq = 0
     conn.buffer = undefined
-    // The closed loop's client sends its next request at once.
-    if (closed && now < end) arrive(now)
   }
 
   function drop (conn: Conn): void {
@@ -115,10 +76,10 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
     if (headEnd === -1) { conn.buffer = Buffer.from(buffer); return }
     const head = buffer.toString('latin1', 0, headEnd)
     const length = /\r\ncontent-length: *(\d+)/i.exec(head)
-    if (length !== null ? buffer.length < headEnd + 4 + Number(length[1]) : /\r\ntransfer-encoding: *chunked/i.test(head) && buffer.indexOf('\r\n0\r\n\r\n', headEnd) === -1) {
-      conn.buffer = Buffer.from(buffer)
-      return
-    }
+    const incomplete = length !== null
+      ? buffer.length < headEnd + 4 + Number(length[1])
+      : /\r\ntransfer-encoding: *chunked/i.test(head) && buffer.indexOf('\r\n0\r\n\r\n', headEnd) === -1
+    if (incomplete) { conn.buffer = Buffer.from(buffer); return }
     const now = performance.now()
     const status = Number(head.slice(9, 12))
     settle(conn, status >= 200 && status < 300 ? 'good' : status === 503 ? 'refused' : 'other', now)
@@ -133,8 +94,7 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
   }
 
   function newConn (): Conn {
-    out.socketsMax = Math.max(out.socketsMax, ++open)
-    out.socketsOpened++
+    open++
     const reused = spare.pop()
     if (reused !== undefined) {
       reused.socket.connect(Number(port), hostname)
@@ -142,7 +102,12 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
     }
     const conn: Conn = { socket: undefined as unknown as Socket, seq: 0, scheduled: 0, buffer: undefined }
     // Read into one buffer for all sockets (answers are parsed as they come): no memory to collect a read.
-    const socket = conn.socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback: (bytes: number, buffer: Uint8Array) => { onData(conn, (buffer as Buffer).subarray(0, bytes)); return true } } })
+    const callback = (bytes: number, buffer: Uint8Array): boolean => {
+      onData(conn, (buffer as Buffer).subarray(0, bytes))
+      return true
+    }
+    const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback } })
+    conn.socket = socket
     socket.on('connect', () => { if (conn.seq > 0) socket.write(request) })
     socket.on('error', () => {})
     socket.on('close', () => {
@@ -161,7 +126,10 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
    * or one may be opened. Called on every answer too, so a burst of answers delays no send.
    */
   function pump (now: number): void {
-    while (out.arrivals < total && start + out.arrivals * interval <= now) arrive(start + out.arrivals * interval)
+    while (out.arrivals < total && start + out.arrivals * interval <= now) {
+      waiting.push(start + out.arrivals * interval)
+      out.arrivals++
+    }
     while (waitingHead < waiting.length && (idle.length > 0 || open < job.sockets)) {
       const scheduled = waiting[waitingHead++]!
       // Past its deadline while it waited: the client gave up, unsent (a late send too).
@@ -172,14 +140,10 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
       conn.scheduled = scheduled
       sentConn.push(conn)
       sentSeq.push(conn.seq)
-      // A connecting socket sends on 'connect': no write left pending in a socket reset before it connects, then used again.
+      // A connecting socket sends on 'connect': no write left pending in a socket reset before it
+      // connects, then used again.
       if (!conn.socket.connecting) conn.socket.write(request)
     }
-  }
-
-  function arrive (scheduled: number): void {
-    out.arrivals++
-    waiting.push(scheduled)
   }
 
   /**
@@ -214,7 +178,6 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
   return await new Promise((resolve) => {
     const tick = (): void => {
       const now = performance.now()
-      if (closed && out.arrivals === 0 && now >= start) for (let i = 0; i < job.sockets; i++) arrive(now)
       pump(now)
       expire(now)
       if (now < end || waitingHead < waiting.length || sentHead < sentConn.length) {

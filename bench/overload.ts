@@ -1,27 +1,25 @@
 /**
- * `npm run bench -- --overload`: the service and the Fastify peer (with @fastify/under-pressure)
- * on core 0, each under a CPU quota (cgroup v1), the open-loop generator (open-loop.ts) on core 1.
- * In each regime (quota periods of 10 ms and 100 ms): capacity in a closed loop, then arrivals at
- * 0.8x, 1x, 2x and 3x of it, on list and create, SQLite and PostgreSQL; then 3x for 30 s in
- * 100 ms periods. A markdown report of goodput, refusals, timeouts and the CPU behind them.
+ * `npm run bench -- --overload`: the service and the Fastify peer (with @fastify/under-pressure) on
+ * core 0, each under a CPU quota (cgroup v1), the open-loop generator (open-loop.ts) on core 1. In
+ * each regime (quota periods of 10 ms and 100 ms): capacity in a closed loop (autocannon), then
+ * arrivals at 0.8x, 1x, 2x and 3x of it, on list and create, SQLite and PostgreSQL. A markdown
+ * report of goodput, refusals, timeouts and the CPU behind them.
  */
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { copyFileSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
-import { availableParallelism, cpus, release } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { git } from './baseline.js'
-import { REQUESTS, workloadSpec } from './load.js'
-import type { LoadJob, LoadOutcome } from './open-loop.js'
-import { ADMISSION_OFF, API_KEY, compileScripts, cpuSecondsOf, createSchema, petstore, startArguments, startProcess, startService, type Target } from './targets.js'
+import { commitOf } from './baseline.js'
+import { count, positive, readFlags } from './flags.js'
+import { BUILT, REQUESTS, noOutcome, pinned, runLoad, workloadSpec, type LoadJob, type LoadOutcome } from './load.js'
+import { heading, median, ms, prose, rate, spread, table, times } from './report.js'
+import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
+import { freePort, startProcess, startService, type Target } from './targets.js'
 
-/** The service refusing every request behind a key, for r: its admission stage at MAX_QUEUE_DELAY=0. */
-const REFUSING_ENV = { MAX_QUEUE_DELAY: '0' }
-
-/** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization is the average since it started. */
-export const UNDER_PRESSURE = { maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100 }
+/** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization averages since its start. */
+const UNDER_PRESSURE = {
+  maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100
+}
 
 /**
  * The quota's default share of one core: at 3x the service's list capacity in it (about 3,000
@@ -29,111 +27,72 @@ export const UNDER_PRESSURE = { maxEventLoopDelay: 200, maxEventLoopUtilization:
  * core (7,500 a second) it does not, each timeout costing it a socket reset and a new connection.
  */
 const SHARE = 0.15
+/** The most sockets the generator keeps open at once, and the clients of the closed loop that measures capacity. */
+const [SOCKETS, CONNECTIONS] = [10_000, 50]
 const DEADLINE_MS = 1000
 const LATE_MS = 5
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
+const ANIMALS = 10_000
 const CPU_CGROUPS = '/sys/fs/cgroup/cpu'
+const HAPROXY = '/usr/sbin/haproxy'
 const DATABASES = ['sqlite', 'postgres'] as const
 const WORKLOADS = ['list', 'create'] as const
-const SUBJECTS = ['service', 'peer'] as const
+const SUBJECTS = ['service', 'haproxy', 'peer'] as const
+const NAMES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL', haproxy: 'service behind HAProxy' }
 type Workload = typeof WORKLOADS[number]
 
-export const OVERLOAD_USAGE = `Usage: npm run bench -- --overload [options]
+export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
 
-  --database D,D     among ${DATABASES.join(', ')} (default both; postgres needs --postgres or TEST_DATABASE_URL)
-  --workload W,W     among ${WORKLOADS.join(', ')} (default both)
-  --subject S,S      among ${SUBJECTS.join(', ')} (default both)
-  --regime MS,MS     quota periods in ms, among 10, 100 (default both)
-  --levels X,X       open-loop arrival rates, multiples of the regime's capacity (default 0.8,1,2,3)
-  --duration S       seconds of each capacity run and each level (default 10)
-  --long S           seconds of the 3x run in 100 ms periods; 0 skips it (default 30)
-  --share F          the quota, a share of one core (default ${SHARE})
-  --sockets N        most sockets open at once, open loop (default 10000)
-  --connections N    clients of the closed loop that measures capacity (default 50)
-  --postgres URL     PostgreSQL server (default TEST_DATABASE_URL)
-`
-
-export interface OverloadOptions {
-  databases: Array<typeof DATABASES[number]>
-  workloads: Workload[]
-  subjects: Array<typeof SUBJECTS[number]>
-  regimes: number[]
-  levels: number[]
-  duration: number
-  long: number
-  share: number
-  sockets: number
-  connections: number
-  postgres: string | undefined
-}
-
-export function parseOverloadOptions (argv: string[]): OverloadOptions {
-  const names = ['database', 'workload', 'subject', 'regime', 'levels', 'duration', 'long', 'share', 'sockets', 'connections', 'postgres']
-  const { values } = parseArgs({ args: argv, options: { ...Object.fromEntries(names.map((name) => [name, { type: 'string' }])), help: { type: 'boolean' } } }) as { values: Record<string, string | boolean | undefined> }
-  if (values.help === true) { process.stdout.write(OVERLOAD_USAGE); process.exit(0) }
-  const list = <T extends string>(name: string, among: readonly T[]): T[] => {
-    const picked = typeof values[name] === 'string' ? (values[name] as string).split(',') : [...among]
-    const unknown = picked.find((value) => !(among as readonly string[]).includes(value))
-    if (unknown !== undefined) throw new Error(`--${name}: ${unknown} is not one of ${among.join(', ')}`)
-    return among.filter((value) => picked.includes(value))
-  }
-  const number = (name: string, fallback: number, check: (value: number) => boolean, what: string): number => {
-    const value = Number(values[name] ?? fallback)
-    if (!check(value)) throw new Error(`--${name}: must be ${what}`)
-    return value
-  }
-  const postgres = (values.postgres as string | undefined) ?? (process.env.TEST_DATABASE_URL || undefined)
-  const databases = list('database', DATABASES).filter((database) => database === 'sqlite' || postgres !== undefined)
+export function parseOverloadOptions (argv: string[]) {
+  const names = ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres']
+  const flags = readFlags(argv, names, [], '## The overload run')
+  const { postgres } = flags
+  const databases = flags.list('database', DATABASES).filter((name) => name === 'sqlite' || postgres !== undefined)
   if (databases.length === 0) throw new Error('--database: postgres needs --postgres URL or TEST_DATABASE_URL')
-  const levels = typeof values.levels === 'string' ? values.levels.split(',').map(Number) : [0.8, 1, 2, 3]
-  if (levels.some((level) => !(level > 0))) throw new Error('--levels: positive multiples of the capacity, such as 0.8,1,2,3')
   return {
     databases,
-    workloads: list('workload', WORKLOADS),
-    subjects: list('subject', SUBJECTS),
-    regimes: list('regime', ['10', '100']).map(Number),
-    levels,
-    duration: number('duration', 10, (value) => value > 0, 'a positive number of seconds'),
-    long: number('long', 30, (value) => value >= 0, 'seconds, 0 or more'),
-    share: number('share', SHARE, (value) => value >= 0.05 && value < 1, 'a share of one core from 0.05 to below 1'),
-    sockets: number('sockets', 10_000, (value) => Number.isInteger(value) && value > 0, 'a positive integer'),
-    connections: number('connections', 50, (value) => Number.isInteger(value) && value > 0, 'a positive integer'),
+    workloads: flags.list('workload', WORKLOADS),
+    subjects: flags.list('subject', SUBJECTS),
+    regimes: flags.list('regime', ['10', '100']).map(Number),
+    levels: flags.numbers('levels', [0.8, 1, 2, 3], positive, 'positive multiples of the capacity, such as 0.8,1,2,3'),
+    runs: flags.number('runs', 1, count, 'a positive integer'),
+    duration: flags.number('duration', 10, positive, 'a positive number of seconds'),
     postgres
   }
 }
 
-interface Quota { periodMs: (ms: number | undefined) => void, stat: () => Record<string, number> }
+interface Quota { periodMs: (ms?: number) => void, remove: () => void }
 
-/** A cgroup v1 CPU quota of `share` of one core holding `pids`, its period set per regime; `remove` gives its processes back to the root group. */
-function cpuQuota (name: string, share: number, pids: string[]): Quota & { remove: () => void } {
+/** A cgroup v1 CPU quota of `share` of one core holding `pids`; `periodMs(undefined)` lifts it. */
+function cpuQuota (name: string, share: number, pids: string[]): Quota {
   const dir = join(CPU_CGROUPS, name)
   mkdirSync(dir)
-  const write = (file: string, value: string): void => { writeFileSync(join(dir, file), value) }
+  const write = (file: string, value: string | number): void => { writeFileSync(join(dir, file), String(value)) }
   // The most weight against the other processes on its core: the quota, not a neighbour, is what holds it.
-  write('cpu.shares', '262144')
+  write('cpu.shares', 262144)
   for (const pid of pids) write('cgroup.procs', pid)
   return {
-    // undefined: no quota (the warm-up).
     periodMs: (ms) => {
-      write('cpu.cfs_quota_us', '-1')
-      if (ms !== undefined) { write('cpu.cfs_period_us', String(ms * 1000)); write('cpu.cfs_quota_us', String(Math.round(share * ms * 1000))) }
+      write('cpu.cfs_quota_us', -1)
+      if (ms === undefined) return
+      write('cpu.cfs_period_us', ms * 1000)
+      write('cpu.cfs_quota_us', Math.round(share * ms * 1000))
     },
-    stat: () => Object.fromEntries(readFileSync(join(dir, 'cpu.stat'), 'utf8').trim().split('\n').map((line) => line.split(' ')).map(([key, value]) => [key, Number(value)])),
+    // Its processes back to the root group (they have stopped by then: run.ts stops every process first).
     remove: () => {
-      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) try { writeFileSync(join(CPU_CGROUPS, 'cgroup.procs'), pid) } catch {}
+      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+        try { writeFileSync(join(CPU_CGROUPS, 'cgroup.procs'), pid) } catch {}
+      }
       rmdirSync(dir)
     }
   }
 }
 
-/** The load generator: one process of open-loop.ts for a whole run (its code compiled, its heap grown), given one job at a time. */
-interface Generator { run: (job: LoadJob) => Promise<LoadOutcome>, stop: () => void }
-
-function startGenerator (scripts: string, cpus: string | undefined): Generator {
-  const args = [process.execPath, join(scripts, 'open-loop.js')]
-  const [command, ...rest] = cpus === undefined ? args : ['taskset', '-c', cpus, ...args]
-  const child = spawn(command!, rest, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+/** The open-loop generator: one process of open-loop.js (its code compiled, its heap grown), one job at a time. */
+function startGenerator (cpus: string | undefined): { run: (job: LoadJob) => Promise<LoadOutcome>, stop: () => void } {
+  const [command, args] = pinned(cpus, [`${BUILT}open-loop.js`])
+  const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   return {
     run: async (job) => await new Promise((resolve, reject) => {
       const exited = (): void => { reject(new Error('the load generator exited')) }
@@ -145,34 +104,54 @@ function startGenerator (scripts: string, cpus: string | undefined): Generator {
   }
 }
 
-interface Subject { name: string, target: Target, quota: Quota | undefined, appName: string | undefined }
+/**
+ * What the open loop loads (`target`), the process in the quota whose CPU counts there (`service`),
+ * the one the closed loop sizes, HAProxy beside them (on the generator's core, no quota), their quota.
+ */
+interface Subject {
+  name: string, target: Target, service: Target, sizer: Target, balancer?: Target, quota: (ms?: number) => void
+}
 
-/** One measured run: capacity (closed loop), a level (open loop), the long 3x run, or a run of the refusing service. */
+/** One measured run: capacity (closed loop), a level (open loop), or a run of the refusing service. */
 interface Run {
+  run: number
   database: string
   workload: Workload
   regime: number
   subject: string
-  level: 'capacity' | 'long' | 'refusing' | number
-  /** The capacity the level is a multiple of, arrivals a second, the run's nominal and measured seconds. */
+  level: 'capacity' | 'refusing' | number
+  /** The capacity the level is a multiple of, and the arrivals a second. */
   capacity: number
   rate: number
   seconds: number
-  wallSeconds: number
   outcome: LoadOutcome
-  serviceCpu: number
-  postgresCpu: number
-  rssBytes: number
-  throttled: string
+  /** CPU seconds over the run: of the subject, of HAProxy; per second of the run, that of the generator. */
+  cpu: number
+  balancerCpu: number
+  generatorCpu: number
 }
 
-/** What every run shares: the generator, the animals, the generator's limits, the subject's PostgreSQL backends. */
-interface Bench {
-  generator: Generator
-  animals: number
-  sockets: number
-  connections: number
-  backends: (appName: string | undefined) => Promise<Map<string, number>>
+/**
+ * HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind address, its server's address
+ * (one server: the service) and its 503 file's path replaced, and its global maxconn lowered to what
+ * the descriptors it may open here allow; pinned to `cpus`, no quota.
+ */
+async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
+  const port = await freePort()
+  let servers = 0
+  const hard = /^Max open files +\S+ +(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+  const descriptors = hard === undefined ? Infinity : Math.floor((Number(hard) - 100) / 2)
+  const { host } = new URL(service.origin)
+  const config = readFileSync(join(root, 'deploy/haproxy/petstore.cfg'), 'utf8')
+    .replace(/^( *bind ).*$/m, `$1127.0.0.1:${port}`)
+    // HAProxy takes two file descriptors a connection, and cannot start above what it may open here.
+    .replace(/^( *maxconn )(\d+)$/m, (_, line: string, most: string) => `${line}${Math.min(Number(most), descriptors)}`)
+    .replace(/^( *errorfile 503 ).*$/m, `$1${join(root, 'deploy/haproxy/petstore-503.http')}`)
+    .replace(/^( *server \S+ )\S+(.*\n)/gm, (_, head: string, tail: string) => servers++ > 0 ? '' : head + host + tail)
+  const file = join(work, `haproxy-${port}.cfg`)
+  writeFileSync(file, config)
+  const where = { cpus, logFile: `${file}.log`, cwd: work, readyPath: '/readyz' }
+  return await startProcess('HAProxy', { ...where, command: HAPROXY, args: ['-db', '-f', file], env: {}, port })
 }
 
 /** Waits until the subject has drained what an overloaded run left queued (its CPU idle for a quarter of a second). */
@@ -185,29 +164,37 @@ async function waitIdle (target: Target): Promise<void> {
   }
 }
 
-/**
- * One run of the generator on a subject: closed loop when `rate` is 0, else open loop at `rate`,
- * with what the subject, its PostgreSQL backends and its quota spent meanwhile.
- */
-async function measure (bench: Bench, subject: Subject, cell: Pick<Run, 'database' | 'workload' | 'regime' | 'level' | 'capacity'>, rate: number, seconds: number): Promise<Run> {
-  const { target, quota, appName } = subject
-  await waitIdle(target)
-  target.resetPeakRss()
-  const job: LoadJob = { origin: target.origin, spec: workloadSpec(cell.workload, API_KEY, bench.animals), rate, sockets: rate === 0 ? bench.connections : bench.sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS }
-  const [stat, postgres, cpu, began] = [quota?.stat(), await bench.backends(appName), target.cpuSeconds(), performance.now()]
-  const outcome = await bench.generator.run(job)
-  const [wallSeconds, statAfter, postgresAfter] = [(performance.now() - began) / 1000, quota?.stat(), await bench.backends(appName)]
-  return {
-    ...cell,
-    subject: subject.name,
-    rate: rate === 0 ? outcome.arrivals / seconds : rate,
-    seconds,
-    wallSeconds,
-    outcome,
-    serviceCpu: target.cpuSeconds() - cpu,
-    postgresCpu: [...postgresAfter].reduce((sum, [pid, seconds]) => sum + seconds - (postgres.get(pid) ?? 0), 0),
-    rssBytes: target.peakRss(),
-    throttled: stat === undefined || statAfter === undefined ? '–' : `${statAfter.nr_throttled! - stat.nr_throttled!} of ${statAfter.nr_periods! - stat.nr_periods!}`
+type Cell = Pick<Run, 'run' | 'database' | 'workload' | 'regime' | 'level' | 'capacity'>
+
+/** Measures runs on subjects: closed loop (autocannon) at `rate` 0, else open loop at `rate`. */
+function measurer (generator: ReturnType<typeof startGenerator>, limits: { sockets: number, connections: number },
+  loadCpus: string | undefined, say?: (text: string) => void) {
+  return async (subject: Subject, cell: Cell, rate: number, seconds: number): Promise<Run> => {
+    const [target, counted] = rate === 0 ? [subject.sizer, subject.sizer] : [subject.target, subject.service]
+    const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
+    await waitIdle(counted)
+    const [cpu, balancer] = [counted.cpuSeconds(), subject.balancer?.cpuSeconds() ?? 0]
+    let outcome: LoadOutcome
+    let generatorCpu = 0
+    if (rate === 0) {
+      const { origin } = target
+      const result = await runLoad(spec, { origin, connections: limits.connections, seconds, cpus: loadCpus })
+      const { requests: arrivals, good, failed: other, p99Ms: goodP99Ms } = result
+      outcome = { ...noOutcome(), arrivals, good, other, goodP99Ms }
+    } else {
+      const { origin } = target
+      const { sockets } = limits
+      outcome = await generator.run({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+      generatorCpu = outcome.cpuSeconds / seconds
+    }
+    const arrivals = rate === 0 ? outcome.arrivals / seconds : rate
+    const [used, balancerCpu] = [counted.cpuSeconds() - cpu, (subject.balancer?.cpuSeconds() ?? 0) - balancer]
+    const run = { ...cell, subject: subject.name, rate: arrivals, seconds, outcome, cpu: used, balancerCpu }
+    const level = typeof cell.level === 'number' ? `${cell.level}x` : cell.level
+    say?.(`  ${subject.name}, ${cell.workload}, ${regimeOf(cell.regime)}, ${level}: ` +
+      `${Math.round(outcome.good / seconds)} good/s, ${outcome.refused} refused, ${outcome.timeouts} timeouts, ` +
+      `${outcome.late} late`)
+    return { ...run, generatorCpu }
   }
 }
 
@@ -215,15 +202,15 @@ async function measure (bench: Bench, subject: Subject, cell: Pick<Run, 'databas
  * The overload run's smoke, in `npm run bench -- --smoke`: on a started service, no quota,
  * capacity for a quarter of a second and one level (0.8x) for half a second; its table.
  */
-export async function overloadSmoke (target: Target, scripts: string, loadCpus: string | undefined, animals: number): Promise<string> {
-  const generator = startGenerator(scripts, loadCpus)
+export async function overloadSmoke (target: Target, loadCpus: string | undefined, animals: number): Promise<string> {
+  const generator = startGenerator(loadCpus)
   try {
-    const bench: Bench = { generator, animals, sockets: 100, connections: 10, backends: async () => new Map() }
-    const subject: Subject = { name: 'service', target, quota: undefined, appName: undefined }
-    const cell = { database: 'sqlite', workload: 'list', regime: 0 } as const
-    const capacity = await measure(bench, subject, { ...cell, level: 'capacity', capacity: 0 }, 0, 0.25)
+    const measure = measurer(generator, { sockets: 100, connections: 10 }, loadCpus)
+    const subject = { name: 'service', target, service: target, sizer: target, quota: () => {} }
+    const cell = { run: 1, database: 'sqlite', workload: 'list', regime: 0 } as const
+    const capacity = await measure(subject, { ...cell, level: 'capacity', capacity: 0 }, 0, 0.25)
     const perSecond = capacity.outcome.good / 0.25
-    const level = await measure(bench, subject, { ...cell, level: 0.8, capacity: perSecond }, Math.round(0.8 * perSecond), 0.5)
+    const level = await measure(subject, { ...cell, level: 0.8, capacity: perSecond }, Math.round(0.8 * perSecond), 0.5)
     return `\n## Overload smoke: ${renderTables([capacity, level]).slice('## '.length)}`
   } finally {
     generator.stop()
@@ -231,204 +218,211 @@ export async function overloadSmoke (target: Target, scripts: string, loadCpus: 
 }
 
 /** The whole overload run; `cleanups` gets what must go however it ends (quotas, schemas, the generator). */
-export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void, cleanups: Array<() => Promise<void>>): Promise<{ report: string, code: number }> {
+export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void,
+  cleanups: Array<() => Promise<void>>): Promise<{ report: string, code: number }> {
   const began = performance.now()
-  const pinned = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
-  const [serverCpus, loadCpus] = pinned ? ['0', '1'] : [undefined, undefined]
-  say('npm run build')
-  if (spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' }).status !== 0) throw new Error('npm run build failed')
-  const animals = 10_000
-  const seeded = join(work, 'seeded.db')
-  const animalsFile = join(work, 'animals.jsonl')
-  const scripts = join(work, 'scripts')
-  say(`petstore seed: ${animals} animals`)
-  await Promise.all([
-    petstore(root, ['seed', '--count', String(animals), '--database-url', `sqlite:${seeded}`]).then(async () => {
-      await petstore(root, ['export', '--database-url', `sqlite:${seeded}`], animalsFile)
-    }),
-    compileScripts(root, scripts)
-  ])
-  const admin = options.postgres === undefined ? undefined : new pg.Client({ connectionString: options.postgres })
-  if (admin !== undefined) { await admin.connect(); cleanups.push(async () => { await admin.end() }) }
-  const generator = startGenerator(scripts, loadCpus)
+  const { serverCpus, loadCpus } = placement()
+  const { seeded, animalsFile } = await prepare(root, work, ANIMALS, say)
+  const generator = startGenerator(loadCpus)
   cleanups.push(async () => { generator.stop() })
-  const bench: Bench = {
-    generator,
-    animals,
-    sockets: options.sockets,
-    connections: options.connections,
-    // CPU seconds so far of the PostgreSQL backends serving a subject, by pid (they come and go with its pool).
-    backends: async (appName) => {
-      if (admin === undefined || appName === undefined) return new Map()
-      const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [appName])
-      return new Map(rows.map(({ pid }) => [String(pid), cpuSecondsOf([String(pid)])]))
-    }
-  }
+  const measure = measurer(generator, { sockets: SOCKETS, connections: CONNECTIONS }, loadCpus, say)
 
   const analyzes: Array<() => Promise<void>> = []
-  /** A subject on `database`: the service (seeded) or the peer (filled from the export at its start), in a quota of its own. */
-  const start = async (name: string, database: string, env: Record<string, string>, peer: boolean): Promise<Subject> => {
-    const slug = `${name}-${database}`.replace(/\W+/g, '-')
+  /** The service (seeded) or the peer (filled from the export at its start) on `database`, in a quota of its own. */
+  const start = async (name: string, database: string, env: Record<string, string>, peer: boolean) => {
+    const slug = `${name}-${database}-${Math.random().toString(36).slice(2, 8)}`.replace(/\W+/g, '-')
     let url = `sqlite:${join(work, `${slug}.db`)}`
-    let appName: string | undefined
     if (database === 'postgres') {
       const schema = await createSchema(options.postgres!)
       cleanups.push(schema.drop)
       analyzes.push(schema.analyze)
-      // Its backends are found by this name, to count their CPU.
-      appName = `petstore-overload-${process.pid}-${slug}`
-      const named = new URL(schema.url)
-      named.searchParams.set('application_name', appName)
-      url = named.href
-      if (!peer) await petstore(root, ['seed', '--count', String(animals), '--database-url', url])
+      url = schema.url
+      if (!peer) await seed(root, url, ANIMALS)
     } else if (!peer) {
       copyFileSync(seeded, url.slice('sqlite:'.length))
     }
-    const placement = { cpus: serverCpus, logFile: join(work, `${slug}.log`) }
+    const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`) }
+    const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY, ...env }
+    const args = [`${BUILT}peers/fastify.js`]
     const target = peer
-      ? await startProcess(name, { args: () => [join(scripts, 'fastify.js')], env: { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY, ...env }, cwd: scripts, readyPath: '/readyz', ...placement })
-      : await startService(name, root, url, API_KEY, placement, { RATE_LIMIT: '0', ...env })
-    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, options.share, target.pids())
-    // Removed once its processes have stopped (run.ts stops every process before the cleanups).
+      ? await startProcess(name, { ...where, args, env: peerEnv, cwd: root, readyPath: '/readyz' })
+      : await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
+    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, SHARE, target.pids())
     cleanups.push(async () => { quota.remove() })
-    return { name, target, quota, appName }
+    return { target, service: target, sizer: target, quota: quota.periodMs }
   }
 
   const runs: Run[] = []
-  const measured = async (subject: Subject, cell: Pick<Run, 'database' | 'workload' | 'regime' | 'level' | 'capacity'>, rate: number, seconds: number): Promise<Run> => {
-    const entry = await measure(bench, subject, cell, rate, seconds)
-    const { outcome } = entry
-    say(`  ${subject.name}, ${cell.workload}, ${regimeOf(cell.regime)}, ${typeof cell.level === 'number' ? `${cell.level}x` : cell.level}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.refused} refused, ${outcome.timeouts} timeouts, ${outcome.late} late`)
-    return entry
-  }
-  for (const database of options.databases) {
-    say(`${database}: starting ${options.subjects.join(' and ')}`)
-    const subjects = await Promise.all(options.subjects.map(async (name) => {
-      const peer = name === 'peer'
-      const subject = await start(name, database, peer ? { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) } : {}, peer)
-      // In a closed loop each refusal is answered by the next request at once, and a stage against load refuses
-      // much of it: each one's capacity is that of its twin without the stage.
-      const sizer = await start(peer ? 'peer without under-pressure' : 'service, MAX_QUEUE_DELAY=off', database, peer ? {} : ADMISSION_OFF, peer)
-      return { subject, sizer }
-    }))
-    const refusing = options.subjects.includes('service') ? await start('service refusing whole', database, REFUSING_ENV, false) : undefined
-    // Every table the planner reads has fresh statistics before the first request.
-    for (const analyze of analyzes.splice(0)) await analyze()
-    for (const workload of options.workloads) {
-      for (const { subject, sizer } of subjects) {
-        // Warm, as a server up for a while is: compiled by the JIT without a quota (the compiler's threads would spend it).
-        say(`${subject.name}, ${workload}: warm-up, no quota`)
-        const warming = new Set([subject, sizer, ...(subject.name === 'service' && refusing !== undefined ? [refusing] : [])])
-        for (const each of warming) {
-          each.quota!.periodMs(undefined)
-          await measure(bench, each, { database, workload, regime: 0, level: 'capacity', capacity: 0 }, 0, WARM_UP_SECONDS)
+  for (let run = 1; run <= options.runs; run++) {
+    for (const database of options.databases) {
+      say(`run ${run} of ${options.runs}, ${database}: starting ${options.subjects.join(' and ')}`)
+      const subjects = await Promise.all(options.subjects.map(async (name): Promise<Subject> => {
+        if (name === 'service') return { name, ...await start(name, database, {}, false) }
+        // Capacity measured on the service alone, the open loop sent through HAProxy.
+        if (name === 'haproxy') {
+          const alone = await start(name, database, {}, false)
+          const balancer = await startHaproxy(root, work, alone.target, loadCpus)
+          return { name: NAMES.haproxy!, ...alone, target: balancer, balancer }
         }
-        for (const regime of options.regimes) {
-          const cell = { database, workload, regime }
-          for (const each of warming) each.quota!.periodMs(regime)
-          const atCapacity = await measured(sizer, { ...cell, level: 'capacity', capacity: 0 }, 0, options.duration)
-          const capacity = atCapacity.outcome.good / options.duration
-          runs.push(atCapacity)
-          // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
-          const rewarm = async (each: Subject, rate: number): Promise<void> => { await measure(bench, each, { ...cell, level: 'capacity', capacity }, Math.round(rate), WARM_UP_SECONDS) }
-          await rewarm(subject, 0.5 * capacity)
-          for (const level of options.levels) runs.push(await measured(subject, { ...cell, level, capacity }, Math.round(level * capacity), options.duration))
-          if (regime === 100 && options.long > 0) runs.push(await measured(subject, { ...cell, level: 'long', capacity }, Math.round(3 * capacity), options.long))
-          // At 3x, where the share r of a refusal's cost decides the goodput.
-          if (subject.name === 'service' && refusing !== undefined) {
-            await rewarm(refusing, 3 * capacity)
-            runs.push(await measured(refusing, { ...cell, level: 'refusing', capacity }, Math.round(3 * capacity), options.duration))
+        // Under its quota, under-pressure refuses much of a closed loop: the peer's capacity is its twin's, without it.
+        const pressure = { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) }
+        const subject = await start(name, database, pressure, true)
+        const twin = await start('twin', database, {}, true)
+        const quota = (ms?: number): void => { subject.quota(ms); twin.quota(ms) }
+        return { name, target: subject.target, service: subject.target, sizer: twin.target, quota }
+      }))
+      // r's service refuses every request behind a key (its admission stage at MAX_QUEUE_DELAY=0).
+      const refusing = options.subjects.includes('service')
+        ? { name: 'service refusing whole', ...await start('refusing', database, { MAX_QUEUE_DELAY: '0' }, false) }
+        : undefined
+      // Every table the planner reads has fresh statistics before the first request.
+      for (const analyze of analyzes.splice(0)) await analyze()
+      for (const workload of options.workloads) {
+        for (const subject of subjects) {
+          const refuser = subject.name === 'service' ? refusing : undefined
+          const each = [subject, ...(refuser === undefined ? [] : [refuser])]
+          // Warm, as a server up for a while is: compiled by the JIT without a quota (its threads would spend it).
+          say(`${subject.name}, ${workload}: warm-up, no quota`)
+          const cell = { run, database, workload }
+          for (const one of each) {
+            one.quota(undefined)
+            await measure(one, { ...cell, regime: 0, level: 'capacity', capacity: 0 }, 0, WARM_UP_SECONDS)
+          }
+          for (const regime of options.regimes) {
+            for (const one of each) one.quota(regime)
+            const at = await measure(subject, { ...cell, regime, level: 'capacity', capacity: 0 }, 0, options.duration)
+            runs.push(at)
+            const capacity = at.outcome.good / options.duration
+            const level = async (one: Subject, name: Run['level'], times: number, seconds: number): Promise<Run> =>
+              await measure(one, { ...cell, regime, capacity, level: name }, Math.round(times * capacity), seconds)
+            // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
+            await level(subject, 'capacity', 0.5, WARM_UP_SECONDS)
+            for (const times of options.levels) runs.push(await level(subject, times, times, options.duration))
+            // At 3x, where the share r of a refusal's cost decides the goodput.
+            if (refuser === undefined) continue
+            await level(refuser, 'capacity', 3, WARM_UP_SECONDS)
+            runs.push(await level(refuser, 'refusing', 3, options.duration))
           }
         }
       }
+      const targets = [...subjects, refusing].flatMap((one) => one === undefined ? [] : [one.target, one.sizer])
+      await Promise.all([...new Set(targets)].map(async (target) => { await target.stop() }))
     }
-    const all = [...subjects.flatMap(({ subject, sizer }) => [subject, sizer]), ...(refusing === undefined ? [] : [refusing])]
-    await Promise.all([...new Set(all)].map(async ({ target }) => { await target.stop() }))
   }
-  const report = renderOverload(options, runs, {
-    command: ['npm run bench', '--', ...process.argv.slice(2)].join(' ').replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@'),
-    commit: git(root, ['rev-parse', '--short', 'HEAD']) + (git(root, ['status', '--porcelain', '--', 'src', 'package.json']) === '' ? '' : ' (with changes)'),
-    load: loadCpus === undefined ? 'unpinned' : `on core ${loadCpus}`,
-    subjects: serverCpus === undefined ? 'unpinned' : `on core ${serverCpus}`,
-    service: `node ${startArguments(root).join(' ')}`,
-    animals,
-    seconds: (performance.now() - began) / 1000
-  })
+  const service = `node ${startArguments(root).join(' ')}`
+  const report = renderOverload(options, runs, commitOf(root), service, (performance.now() - began) / 1000)
   const failed = runs.filter((entry) => entry.outcome.other + entry.outcome.errors > 0 && entry.level !== 'refusing')
-  for (const entry of failed) say(`${entry.subject} failed ${entry.outcome.other + entry.outcome.errors} requests on ${entry.workload}, ${entry.database}, ${regimeOf(entry.regime)}, ${entry.level}`)
+  for (const { subject, outcome, workload, database, regime, level } of failed) {
+    const where = `${workload}, ${database}, ${regimeOf(regime)}, ${level}`
+    say(`${subject} failed ${outcome.other + outcome.errors} requests on ${where}`)
+  }
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
-const LABEL: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 const regimeOf = (regime: number): string => regime === 0 ? 'no quota' : `${regime} ms periods`
-const rate = (value: number): string => Math.round(value).toLocaleString('en-US')
-const ms = (value: number | null): string => value === null ? '–' : `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`
-const times = (value: number): string => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
-const core = (seconds: number, wall: number): string => `${Math.round(100 * seconds / wall)} %`
-const share = (part: number, whole: number): string => whole === 0 || part === 0 ? String(part) : `${rate(part)} (${(100 * part / whole).toFixed(1)} %)`
-const table = (header: string[], rows: string[][]): string => [header, header.map((_, i) => i < 2 ? '---' : '---:'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
-const invalid = (entry: Run): boolean => entry.level !== 'capacity' && entry.outcome.late > LATE_SHARE * entry.outcome.arrivals
+const invalid = ({ level, outcome: o }: Run): boolean => level !== 'capacity' && o.late > LATE_SHARE * o.arrivals
 
-function row (entry: Run): string[] {
-  const { outcome, seconds, wallSeconds } = entry
-  const level = entry.level === 'capacity' ? 'capacity (closed loop)' : `${entry.level}×`
-  return [entry.subject, `${level}${invalid(entry) ? ' **invalid**' : ''}`, rate(entry.rate), rate(outcome.good / seconds), times(outcome.good / seconds / (entry.capacity || outcome.good / seconds)),
-    rate(outcome.refused / seconds), ms(outcome.refusedP99Ms), share(outcome.timeouts, outcome.arrivals), ms(outcome.goodP99Ms), String(outcome.other + outcome.errors),
-    `${Math.round(entry.rssBytes / 2 ** 20)} MiB`, core(entry.serviceCpu, wallSeconds), entry.database === 'postgres' ? core(entry.postgresCpu, wallSeconds) : '–', core(outcome.cpuSeconds, wallSeconds),
-    entry.throttled, share(outcome.late, outcome.arrivals), `${Math.round(outcome.waitedMs)} ms`, rate(outcome.socketsMax)]
+/** A run's figures, as the report gives them: per second, in % of the arrivals or of a core, ÷ the capacity. */
+function figures (entry: Run) {
+  const { outcome: o, seconds } = entry
+  const share = (part: number): number => o.arrivals === 0 ? NaN : 100 * part / o.arrivals
+  return {
+    arrivals: entry.rate,
+    goodput: o.good / seconds,
+    cap: o.good / seconds / (entry.capacity || entry.rate),
+    answered: share(o.good + o.refused),
+    refusals: o.refused / seconds,
+    refusedP99: o.refusedP99Ms ?? NaN,
+    servedP99: o.goodP99Ms ?? NaN,
+    timeouts: share(o.timeouts),
+    failed: o.other + o.errors,
+    cpu: 100 * entry.cpu / seconds,
+    balancer: 100 * entry.balancerCpu / seconds,
+    generator: 100 * entry.generatorCpu,
+    late: share(o.late),
+    waited: o.waitedMs
+  }
 }
 
-/** A table per workload, database and regime: capacity, then each level. */
+type Column = [string, keyof ReturnType<typeof figures>, (values: number[]) => string]
+type Format = (value: number) => string
+const mid = (format: Format) => (values: number[]) => values.length === 0 ? '–' : format(median(values))
+const range = (format: Format) => (values: number[]) => values.length === 0 ? '–' : spread(values, format)
+const pc = (value: number): string => `${value.toFixed(1)} %`
+const cores = (value: number): string => `${Math.round(value)} %`
+const LEVEL_COLUMNS: Column[] = [['arrivals/s', 'arrivals', mid(rate)], ['goodput/s', 'goodput', mid(rate)],
+  ['÷ cap', 'cap', range(times)], ['answered', 'answered', range(pc)], ['refusals/s', 'refusals', mid(rate)],
+  ['refusals p99', 'refusedP99', range(ms)], ['served p99', 'servedP99', mid(ms)], ['timeouts', 'timeouts', mid(pc)],
+  ['failed', 'failed', (values) => String(values.reduce((a, b) => a + b, 0))], ['CPU', 'cpu', mid(cores)],
+  ['CPU HAProxy', 'balancer', mid(cores)], ['CPU generator', 'generator', mid(cores)], ['late', 'late', range(pc)],
+  ['generator waited', 'waited', mid((v) => `${Math.round(v)} ms`)]]
+
+/** The same measurement in each run of the whole, by `key`. */
+function groups (runs: Run[], key: (entry: Run) => string): Run[][] {
+  const all = new Map<string, Run[]>()
+  for (const entry of runs) all.set(key(entry), [...all.get(key(entry)) ?? [], entry])
+  return [...all.values()]
+}
+
+/** A row: its first cells, then each column over the runs, marked where a run was invalid. */
+function row (same: Run[], first: string[], columns: Column[]): string[] {
+  const invalids = same.filter(invalid).length
+  const mark = invalids === 0 ? '' : ` **invalid** (${invalids} of ${same.length})`
+  const cells = columns.map(([, key, format]) => format(same.map((one) => figures(one)[key]).filter(Number.isFinite)))
+  return [...first.slice(0, -1), first.at(-1)! + mark, ...cells]
+}
+
+/** A table per workload, database and regime: each subject's capacity, then each level. */
 function renderTables (runs: Run[]): string {
-  const header = ['subject', 'level', 'arrivals/s', 'goodput/s', '÷ cap', 'refusals/s', 'refusals p99', 'timeouts', 'served p99', 'failed', 'peak RSS', 'CPU', 'CPU PostgreSQL', 'CPU generator', 'throttled', 'late', 'generator waited', 'sockets']
-  const shown = runs.filter((entry) => entry.level !== 'long' && entry.level !== 'refusing')
-  const groups = [...new Set(shown.map((entry) => `${entry.workload}|${entry.database}|${entry.regime}`))]
-  return groups.map((group) => {
-    const [workload, database, regime] = group.split('|') as [Workload, string, string]
-    return `## ${workload} on ${LABEL[database]}, ${regimeOf(Number(regime))}: ${REQUESTS[workload]}\n\n` +
-      table(header, shown.filter((entry) => `${entry.workload}|${entry.database}|${entry.regime}` === group).map(row))
+  const shown = runs.filter((entry) => entry.level !== 'refusing')
+  return groups(shown, (entry) => `${entry.workload}|${entry.database}|${entry.regime}`).map((cell) => {
+    const { workload, database, regime } = cell[0]!
+    const rows = groups(cell, (entry) => `${entry.subject}|${entry.level}`).map((same) => {
+      const { subject, level } = same[0]!
+      return row(same, [subject, level === 'capacity' ? 'capacity (closed loop)' : `${level}×`], LEVEL_COLUMNS)
+    })
+    const header = ['subject', 'level', ...LEVEL_COLUMNS.map(([name]) => name)]
+    const title = `${workload} on ${NAMES[database]}, ${regimeOf(regime)}: ${REQUESTS[workload]}`
+    return `## ${title}\n\n${table(header, rows, 2)}`
   }).join('\n\n') + '\n'
 }
 
-function renderOverload (options: OverloadOptions, runs: Run[], about: { command: string, commit: string, load: string, subjects: string, service: string, animals: number, seconds: number }): string {
+/** r: the service's CPU per refusal in a run it refuses whole ÷ its CPU per request at capacity (same cell and run). */
+function r (runs: Run[], refusing: Run): number[] {
+  const same = (entry: Run): boolean => entry.run === refusing.run && entry.workload === refusing.workload &&
+    entry.database === refusing.database && entry.regime === refusing.regime
+  const capacity = runs.find((entry) => entry.level === 'capacity' && entry.subject === 'service' && same(entry))
+  const { refused, good, other } = refusing.outcome
+  if (capacity === undefined || refused === 0 || good + other > 0) return []
+  return [refusing.cpu / refused / (capacity.cpu / capacity.outcome.good)]
+}
+
+function renderOverload (options: OverloadOptions, runs: Run[], commit: string, service: string, seconds: number) {
+  const { serverCpus, loadCpus } = placement()
   const lines = [
-    `# Overload: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${about.commit}`,
-    '',
-    `- Command: \`${about.command}\`; ${Math.round(about.seconds)} s. Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}.`,
-    `- Subjects ${about.subjects}, each in a cgroup v1 CPU quota of ${options.share} of a core (\`cpu.cfs_quota_us\` = ${options.share} × \`cpu.cfs_period_us\`, \`cpu.shares\` at its most); PostgreSQL unpinned. ` +
-      `The service: \`${about.service}\` on ${rate(about.animals)} animals, rate limit off (\`RATE_LIMIT=0\`), request log at \`info\` to a file. ` +
-      `The peer: peers/fastify.ts with @fastify/under-pressure \`${JSON.stringify(UNDER_PRESSURE)}\`.`,
-    `- Load: bench/open-loop.ts, one process ${about.load}, started once and given each run in turn. Before each subject and workload, ${WARM_UP_SECONDS} s closed loop without quota; in each regime, before its levels, ${WARM_UP_SECONDS} s at 0.5× (before r's run, at 3×), unreported. ` +
-      `Capacity: ${options.connections} clients in a closed loop for ${options.duration} s, on a twin without the stage against load (in a closed loop each refusal is followed by the next request at once). ` +
-      `Levels: arrivals at a fixed rate, that multiple of the regime's capacity, for ${options.duration} s, on keep-alive sockets opened on demand up to ${rate(options.sockets)}; ` +
-      `latency counted from each scheduled arrival; no answer within ${DEADLINE_MS} ms: a timeout, its socket reset. A send more than ${LATE_MS} ms after its schedule (or never) is late; over ${100 * LATE_SHARE} % late, the run is **invalid**.`,
-    '- Goodput: 2xx answered within the deadline, per second; ÷ cap: over the subject\'s own capacity in that regime. Refusals: 503 answers. Served p99: of the 2xx. Failed: other statuses and socket errors. ' +
-      'CPU: user and system time over the run, in % of a core (the subject, its PostgreSQL backends, the generator). Throttled: `nr_throttled` of `nr_periods` in the quota\'s `cpu.stat`. ' +
-      'Generator waited: the time its thread was runnable but had no CPU (a neighbour on its core). Sockets: the most open at once.',
+    heading('Overload', commit, seconds),
+    prose`- Subjects ${serverCpus === undefined ? 'unpinned' : `on core ${serverCpus}`}, each in a CPU quota of ${SHARE}
+      of a core; the generator ${loadCpus === undefined ? 'unpinned' : `on core ${loadCpus}`}; PostgreSQL unpinned.
+      The service: \`${service}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`. ${options.runs} run(s), each
+      subject started afresh for each: medians over the runs, their range in brackets. Capacity: autocannon,
+      ${CONNECTIONS} connections, ${options.duration} s; each level: arrivals at a fixed rate for ${options.duration} s,
+      a ${DEADLINE_MS} ms deadline; over ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late, a run is
+      **invalid**. What each figure is: bench/README.md.`,
     '',
     renderTables(runs).trimEnd()
   ]
-  const long = runs.filter((entry) => entry.level === 'long')
-  if (long.length > 0) {
-    lines.push('', `## 3× for ${options.long} s in 100 ms periods`, '', 'Goodput over the capacity, overall and among the arrivals of each of the last 5 seconds.', '',
-      table(['subject', 'workload, database', 'goodput ÷ cap', 'last 5 s, each ÷ cap', 'timeouts', 'refusals/s', 'late'], long.map((entry) => [entry.subject, `${entry.workload}, ${LABEL[entry.database]}`,
-        times(entry.outcome.good / entry.seconds / entry.capacity) + (invalid(entry) ? ' **invalid**' : ''),
-        entry.outcome.goodBySecond.slice(-5).map((good) => times(good / entry.capacity)).join(', '), share(entry.outcome.timeouts, entry.outcome.arrivals),
-        rate(entry.outcome.refused / entry.seconds), share(entry.outcome.late, entry.outcome.arrivals)])))
-  }
-  // r: the service's CPU per refusal in a run it refuses whole, over its CPU per request at capacity in the same regime.
-  const rows = runs.filter((entry) => entry.level === 'capacity' && entry.subject === 'service, MAX_QUEUE_DELAY=off').map((capacity) => {
-    const refusing = runs.find((entry) => entry.level === 'refusing' && entry.workload === capacity.workload && entry.database === capacity.database && entry.regime === capacity.regime)
-    const perRequest = capacity.serviceCpu / capacity.outcome.good
-    const whole = refusing !== undefined && refusing.outcome.refused > 0 && refusing.outcome.good + refusing.outcome.other === 0
-    const perRefusal = whole ? refusing.serviceCpu / refusing.outcome.refused : NaN
-    return [`${capacity.workload}, ${LABEL[capacity.database]}, ${regimeOf(capacity.regime)}`, `${Math.round(perRequest * 1e6)} µs`, whole ? `${Math.round(perRefusal * 1e6)} µs` : '–',
-      refusing === undefined ? '–' : share(refusing.outcome.timeouts, refusing.outcome.arrivals), whole ? (perRefusal / perRequest).toFixed(3) : 'n/a']
-  })
-  if (rows.length > 0) {
-    lines.push('', '## r', '', 'The service\'s CPU per refusal, in a run at 3× its capacity\'s rate where it refuses every request it answers (`MAX_QUEUE_DELAY=0`), over its CPU per request at capacity; ' +
-      'timeouts there mean it could not refuse every arrival in time, and their work counts in the CPU per refusal.', '',
-    table(['workload, database, regime', 'CPU per request at capacity', 'CPU per refusal', 'timeouts refusing', 'r'], rows))
+  const cellOf = (o: Run): string => `${o.workload}|${o.database}|${o.regime}`
+  const refusing = groups(runs.filter((one) => one.level === 'refusing'), cellOf)
+  if (refusing.length > 0) {
+    const rows = refusing.map((same) => {
+      const { workload, database, regime } = same[0]!
+      return [`${workload}, ${NAMES[database]}, ${regimeOf(regime)}`, range(pc)(same.map((o) => figures(o).timeouts)),
+        range((v) => v.toFixed(2))(same.flatMap((one) => r(runs, one)))]
+    })
+    lines.push('', '## r', '', prose`The service's CPU per refusal, in a run at 3× its capacity's rate where it refuses
+      every request it answers (\`MAX_QUEUE_DELAY=0\`), over its CPU per request at capacity; timeouts there mean it
+      could not refuse every arrival in time, and their work counts in the CPU per refusal.`, '',
+    table(['workload, database, regime', 'timeouts refusing', 'r'], rows))
   }
   return `${lines.join('\n')}\n`
 }

@@ -1,39 +1,19 @@
 /**
- * The report, in markdown: how it was measured, a table per workload (medians over the runs,
- * the spread of req/s), the service ÷ each other target run by run, and the scale curve.
- * It states figures; it never fails on them.
+ * The reports, in markdown: how it was measured, a table per workload (medians over the runs, the
+ * spread of req/s), the service ÷ each other target run by run, the scale curve; and the helpers
+ * the overload run's report shares. It states figures; it never fails on them.
  */
 import { cpus, release } from 'node:os'
-import { REQUESTS, SCALE_WORKLOADS, type Workload } from './load.js'
-
-/** The bench's options, as run.ts parses them and the report states them. */
-export interface Options {
-  duration: number
-  warmup: number
-  runs: number
-  connections: number
-  workloads: Workload[]
-  animals: number
-  postgres: string | undefined
-  baseline: string | undefined
-  scale: boolean
-  sizes: number[]
-  smoke: boolean
-}
+import { REQUESTS, SCALE_WORKLOADS, type LoadResult, type Workload } from './load.js'
 
 /** One measured run of one target on one workload. */
-export interface Measurement {
-  section: string
+export interface Measurement extends LoadResult {
+  section: 'main' | 'scale'
   target: string
   /** The service it is set against (`service`, `service, PostgreSQL`), or the database in the scale curve. */
   base: string
   workload: Workload
   run: number
-  requests: number
-  reqPerSec: number
-  p50Ms: number
-  p99Ms: number
-  failed: number
   cpuUs: number
   rssBytes: number
 }
@@ -41,10 +21,9 @@ export interface Measurement {
 export interface ScaleFill { database: string, animals: number, seconds: number, bytes: number }
 
 export interface ReportInput {
-  options: Options
-  command: string
+  options: { duration: number, warmup: number, runs: number, connections: number, animals: number, postgres?: string }
+  workloads: Workload[]
   pinned: boolean
-  loadTool: string
   loadAverages: [number, number]
   commit: string
   serviceArguments: string
@@ -54,102 +33,126 @@ export interface ReportInput {
   seconds: number
 }
 
-function median (values: number[]): number {
+export function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
-const rate = (value: number): string => Math.round(value).toLocaleString('en-US')
-const ms = (value: number): string => `${value.toFixed(value < 10 ? 2 : 1)} ms`
+export const rate = (value: number): string => Math.round(value).toLocaleString('en-US')
+export const ms = (value: number | null): string => value === null ? '–' : `${value.toFixed(value < 10 ? 2 : 1)} ms`
+export const times = (value: number): string => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
 const us = (value: number): string => `${value < 10 ? value.toFixed(1) : Math.round(value)} µs`
-const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
-const times = (value: number): string => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
+export const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
+
 /** The median of some values and, with more than one, their range: `12,345 (11,900–12,800)`. */
-function spread (values: number[], format: (value: number) => string): string {
-  return values.length < 2 ? format(median(values)) : `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`
+export function spread (values: number[], format: (value: number) => string): string {
+  const middle = format(median(values))
+  return values.length < 2 ? middle : `${middle} (${format(Math.min(...values))}–${format(Math.max(...values))})`
 }
 
-function table (header: string[], rows: string[][]): string {
-  return [header, header.map((_, index) => index === 0 ? '---' : '---:'), ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
+/** Prose written over several source lines: each line break and the indent after it become one space. */
+export function prose (strings: TemplateStringsArray, ...values: unknown[]): string {
+  return String.raw({ raw: strings }, ...values).replace(/\n\s*/g, ' ')
 }
 
-/** The per-run ratios of a figure, the target's run n over its base's run n (the same minutes). */
-function ratios (all: Measurement[], target: string, base: string, workload: string, figure: (m: Measurement) => number): number[] {
-  const of = (name: string): Measurement[] => all.filter((m) => m.target === name && m.workload === workload)
-  const bases = of(base)
-  return of(target).flatMap((m) => {
+/** A markdown table, its first `left` columns aligned left. */
+export function table (header: string[], rows: string[][], left = 1): string {
+  const align = header.map((_, index) => index < left ? '---' : '---:')
+  return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
+}
+
+/** The report's first line and the machine's. */
+export function heading (title: string, commit: string, seconds: number): string {
+  const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+  return `# ${title}: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${commit}\n\n` +
+    `- Command: \`${command.replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@')}\`; ${Math.round(seconds)} s. ` +
+    `Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}.`
+}
+
+/** The per-run ratios of a figure, `target`'s run n over `base`'s run n (the same minutes). */
+function ratios (all: Measurement[], target: string, base: string, figure: (m: Measurement) => number): number[] {
+  const bases = all.filter((m) => m.target === base)
+  return all.filter((m) => m.target === target).flatMap((m) => {
     const b = bases.find((each) => each.run === m.run)
     return b === undefined ? [] : [figure(m) / figure(b)]
   })
 }
 
-function workloadTable (main: Measurement[], workload: Workload): string {
-  const runs = main.filter((m) => m.workload === workload)
-  const targets = [...new Set(runs.map((m) => m.target))]
-  const rows = targets.map((target) => {
+function workloadTable (runs: Measurement[], workload: Workload): string {
+  const rows = [...new Set(runs.map((m) => m.target))].map((target) => {
     const mine = runs.filter((m) => m.target === target)
-    const base = mine[0]!.base
-    const compared = target === base ? '' : spread(ratios(runs, base, target, workload, (m) => m.reqPerSec), times)
-    return [target, spread(mine.map((m) => m.reqPerSec), rate), ms(median(mine.map((m) => m.p50Ms))), ms(median(mine.map((m) => m.p99Ms))),
-      us(median(mine.map((m) => m.cpuUs))), mib(median(mine.map((m) => m.rssBytes))), String(mine.reduce((sum, m) => sum + m.failed, 0)), compared]
+    const of = (figure: (m: Measurement) => number): number => median(mine.map(figure))
+    return [target, spread(mine.map((m) => m.reqPerSec), rate), ms(of((m) => m.p50Ms)), ms(of((m) => m.p99Ms)),
+      us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), String(mine.reduce((sum, m) => sum + m.failed, 0))]
   })
-  return `### ${workload}: ${REQUESTS[workload]}\n\n${table(['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed', 'service ÷ this, req/s'], rows)}`
+  const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed']
+  return `### ${workload}: ${REQUESTS[workload]}\n\n${table(header, rows)}`
 }
 
 /** The service ÷ each other target, per workload: req/s, p99 and CPU per request, medians of the per-run ratios. */
-function comparison (main: Measurement[], workloads: readonly Workload[]): string {
-  const pairs = [...new Map(main.filter((m) => m.target !== m.base).map((m) => [m.target, m.base])).entries()]
-  const cell = (target: string, base: string, workload: Workload, figure: (m: Measurement) => number): string => {
-    const values = ratios(main, base, target, workload, figure)
-    return values.length === 0 ? '–' : spread(values, times)
-  }
-  const section = (title: string, figure: (m: Measurement) => number): string =>
-    `### ${title}\n\n${table(['', ...workloads], pairs.map(([target, base]) => [`${base} ÷ ${target}`, ...workloads.map((w) => cell(target, base, w, figure))]))}`
-  return [
-    '## The service against the others',
-    'Each cell is the median of the per-run ratios (each run of the service over the run of the other target measured in the same minutes), and their range. ' +
-      'req/s above 1.00×: the service serves more; p99 and CPU/req below 1.00×: the service is faster or spends less.',
-    section('req/s', (m) => m.reqPerSec),
-    section('p99', (m) => m.p99Ms),
-    section('CPU per request', (m) => m.cpuUs)
-  ].join('\n\n')
+function comparison (main: Measurement[], workloads: Workload[]): string {
+  const pairs = [...new Map(main.filter((m) => m.target !== m.base).map((m) => [m.target, m.base]))]
+  const section = (title: string, figure: (m: Measurement) => number): string => `### ${title}\n\n` +
+    table(['', ...workloads], pairs.map(([target, base]) => [`${base} ÷ ${target}`, ...workloads.map((w) => {
+      const values = ratios(main.filter((m) => m.workload === w), base, target, figure)
+      return values.length === 0 ? '–' : spread(values, times)
+    })]))
+  return ['## The service against the others',
+    prose`Each cell is the median of the per-run ratios (each run of the service over the run of the other target
+      measured in the same minutes), and their range. req/s above 1.00×: the service serves more; p99 and CPU/req
+      below 1.00×: the service is faster or spends less.`,
+    section('req/s', (m) => m.reqPerSec), section('p99', (m) => m.p99Ms),
+    section('CPU per request', (m) => m.cpuUs)].join('\n\n')
 }
 
 function scaleSection (input: ReportInput, scale: Measurement[]): string {
-  const lines = ['## The scale curve', 'The service alone, filled by `petstore seed` (timed below), every size started afresh for each run and measured in turn within it.']
+  const lines = ['## The scale curve',
+    prose`The service alone, filled by \`petstore seed\` (timed below), every size started afresh for each run and
+      measured in turn within it.`]
   for (const database of [...new Set(scale.map((m) => m.base))]) {
     const fills = input.fills.filter((fill) => fill.database === database)
-    const cells = (workload: string, animals: number): string => {
-      const mine = scale.filter((m) => m.workload === workload && m.target === `${database} ${animals}`)
-      return mine.length === 0 ? '–' : `${rate(median(mine.map((m) => m.reqPerSec)))} req/s, p50 ${ms(median(mine.map((m) => m.p50Ms)))}, p99 ${ms(median(mine.map((m) => m.p99Ms)))}`
+    const file = database === 'SQLite'
+    const runs = (workload: string, animals: number): Measurement[] =>
+      scale.filter((m) => m.workload === workload && m.target === `${database} ${animals}`)
+    const p50 = (workload: string, animals: number): number => median(runs(workload, animals).map((m) => m.p50Ms))
+    const cell = (workload: string, animals: number): string => {
+      const mine = runs(workload, animals)
+      if (mine.length === 0) return '–'
+      return `${rate(median(mine.map((m) => m.reqPerSec)))} req/s, p50 ${ms(p50(workload, animals))}, ` +
+        `p99 ${ms(median(mine.map((m) => m.p99Ms)))}`
     }
-    const p50 = (workload: string, animals: number): number => median(scale.filter((m) => m.workload === workload && m.target === `${database} ${animals}`).map((m) => m.p50Ms))
     const [smallest, largest] = [fills[0]!.animals, fills.at(-1)!.animals]
-    lines.push(`### ${database}`, table(['animals', 'seeded in', ...(database === 'SQLite' ? ['file'] : []), ...SCALE_WORKLOADS.map((w) => `${w}: ${REQUESTS[w]}`)],
-      [...fills.map((fill) => [rate(fill.animals), `${fill.seconds.toFixed(1)} s`, ...(database === 'SQLite' ? [mib(fill.bytes)] : []), ...SCALE_WORKLOADS.map((w) => cells(w, fill.animals))]),
-        [`p50 at ${rate(largest)} ÷ at ${rate(smallest)}`, '', ...(database === 'SQLite' ? [''] : []), ...SCALE_WORKLOADS.map((w) => times(p50(w, largest) / p50(w, smallest)))]]))
+    const rows = fills.map((fill) => [rate(fill.animals), `${fill.seconds.toFixed(1)} s`,
+      ...(file ? [mib(fill.bytes)] : []), ...SCALE_WORKLOADS.map((w) => cell(w, fill.animals))])
+    rows.push([`p50 at ${rate(largest)} ÷ at ${rate(smallest)}`, '', ...(file ? [''] : []),
+      ...SCALE_WORKLOADS.map((w) => times(p50(w, largest) / p50(w, smallest)))])
+    const header = ['animals', 'seeded in', ...(file ? ['file'] : [])]
+    lines.push(`### ${database}`, table([...header, ...SCALE_WORKLOADS.map((w) => `${w}: ${REQUESTS[w]}`)], rows))
   }
   return lines.join('\n\n')
 }
 
-/** The whole report. */
+/** The whole report of the closed-loop bench. */
 export function renderReport (input: ReportInput): string {
-  const { options } = input
+  const { options, workloads } = input
   const main = input.measurements.filter((m) => m.section === 'main')
   const scale = input.measurements.filter((m) => m.section === 'scale')
+  const [start, end] = input.loadAverages.map((load) => load.toFixed(2))
+  const { postgres } = options
+  const baseline = input.baseline === undefined ? '' : `; beside it the ${input.baseline}`
+  const databases = postgres === undefined
+    ? 'no PostgreSQL server given: every PostgreSQL target skipped'
+    : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
+  const pinning = input.pinned ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const head = [
-    `# Benchmark: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${input.commit}`,
-    '',
-    `- Command: \`${input.command}\`; ${Math.round(input.seconds)} s.`,
-    `- Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}; load average ${input.loadAverages[0].toFixed(2)} at the start, ${input.loadAverages[1].toFixed(2)} at the end.`,
-    `- Load: ${input.loadTool}, ${options.connections} connections over loopback; ${input.pinned ? 'servers on core 0, the load on core 1 (`taskset`); PostgreSQL unpinned' : 'nothing pinned'}.`,
-    `- Each target on ${rate(options.animals)} animals, started afresh for each of ${options.runs} run(s); in each run every workload, the targets interleaved: ${options.warmup} s warm-up, ${options.duration} s measured. ` +
-      'Medians over the runs; failed is their sum (statuses of 400 and up, socket errors); peak RSS is the high-water mark of the workload\'s run; CPU/req the user and system time of the target\'s processes over the measured seconds ÷ the requests.',
-    `- The service as users run it: \`${input.serviceArguments}\`, filled by \`petstore seed\`, every feature on (request log at \`info\` to a file, metrics, the rate limit counting, never reached).` +
-      (input.baseline === undefined ? '' : ` Beside it the ${input.baseline}, built in a worktree of its own and filled by its own \`petstore seed\`.`),
-    '- The peers (bench/peers/) serve the same animals (`petstore export`): the Fastify app built from its ecosystem\'s plugins, and bare `node:http`, each on better-sqlite3 and on `pg`' +
-      (options.postgres === undefined ? '; no PostgreSQL server given, so every PostgreSQL target is skipped.' : `; each PostgreSQL target on a schema of its own at ${new URL(options.postgres).host}, every table analyzed before the first run.`)
+    `${heading('Benchmark', input.commit, input.seconds)} Load average ${start} at the start, ${end} at the end.`,
+    prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
+      ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
+      measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
+    `- The service: \`${input.serviceArguments}\`, as shipped${baseline}.`
   ].join('\n')
-  return [head, ...options.workloads.map((workload) => workloadTable(main, workload)), comparison(main, options.workloads), ...(scale.length === 0 ? [] : [scaleSection(input, scale)])].join('\n\n') + '\n'
+  const tables = workloads.map((workload) => workloadTable(main.filter((m) => m.workload === workload), workload))
+  const scaled = scale.length === 0 ? [] : [scaleSection(input, scale)]
+  return [head, ...tables, comparison(main, workloads), ...scaled].join('\n\n') + '\n'
 }

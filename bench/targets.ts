@@ -1,13 +1,15 @@
 /**
  * The servers under load, each a child process started afresh for every run: the service as users
- * run it (`npm start`'s node arguments on dist/, filled by `petstore seed`), and the peers
- * (bench/peers/, compiled to plain JavaScript). Reads their CPU time and peak RSS from /proc.
+ * run it (`npm start`'s node arguments on dist/, filled by `petstore seed`), the peers (bench/peers/,
+ * compiled to plain JavaScript by `npm run bench`, as the service runs from dist/) and HAProxy.
+ * Reads their CPU time and peak RSS from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
-import { basename, join } from 'node:path'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 
@@ -27,23 +29,21 @@ export interface Target {
 /** The bearer key every target accepts and every request carries. */
 export const API_KEY = 'bench-key-0123456789abcdef'
 
-/**
- * The service with its admission stage off, wherever a closed loop measures it: each refusal would be
- * followed at once by the next request, and its cheap answer count as a request served.
- */
-export const ADMISSION_OFF = { MAX_QUEUE_DELAY: 'off' }
-
 const live = new Set<ChildProcess>()
+
+function read (path: string): string {
+  try { return readFileSync(path, 'utf8') } catch { return '' }
+}
 
 /** Where the kernel's range for listen(0) and outgoing connections begins (ip_local_port_range). */
 const EPHEMERAL_FROM = Number(read('/proc/sys/net/ipv4/ip_local_port_range').split(/\s+/)[0]) || 32_768
 const givenPorts = new Set<number>()
 
 /**
- * A port that binds now, below the kernel's range: one found free inside it could be taken by another
- * program's listen(0) or connection (the tests beside the smoke run) before the child binds it.
+ * A port that binds now, below the kernel's range: one found free inside it could be taken by
+ * another program's listen(0) or connection (the tests beside the smoke run) before the child binds it.
  */
-async function freePort (): Promise<number> {
+export async function freePort (): Promise<number> {
   for (;;) {
     const port = 10_000 + Math.floor(Math.random() * (EPHEMERAL_FROM - 10_000))
     if (givenPorts.has(port)) continue
@@ -59,31 +59,26 @@ async function freePort (): Promise<number> {
   }
 }
 
-/** A process and its descendants (the service's cluster workers), from /proc. */
-function processTree (pid: number): string[] {
-  const parents = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, statFields(name)[1]] as const)
-  const pids = [String(pid)]
-  for (let i = 0; i < pids.length; i++) for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child)
-  return pids
-}
-
 /** The fields of /proc/PID/stat after the parenthesised name: state, ppid, … */
 function statFields (pid: string): string[] {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  } catch {
-    return []
-  }
+  const stat = read(`/proc/${pid}/stat`)
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+}
+
+/** A process and its descendants (the service's cluster workers), from /proc. */
+function processTree (pid: number): string[] {
+  const parents = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, statFields(name)[1]])
+  const pids = [String(pid)]
+  for (let i = 0; i < pids.length; i++) for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child!)
+  return pids
 }
 
 /** User and system CPU seconds of these processes so far. */
 export function cpuSecondsOf (pids: string[]): number {
-  return pids.reduce((sum, pid) => { const fields = statFields(pid); return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0) }, 0) / 100
-}
-
-function read (path: string): string {
-  try { return readFileSync(path, 'utf8') } catch { return '' }
+  return pids.reduce((sum, pid) => {
+    const fields = statFields(pid)
+    return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0)
+  }, 0) / 100
 }
 
 async function stopChild (child: ChildProcess): Promise<void> {
@@ -100,28 +95,46 @@ export async function stopEveryProcess (): Promise<void> {
   await Promise.all([...live].map(stopChild))
 }
 
-/**
- * Starts `node ARGS` on a free port (given as PORT, or by `args(port)`), pinned to `cpus`,
- * its output to `logFile`, and resolves once `GET readyPath` answers 200.
- */
-export async function startProcess (name: string, options: { args: (port: number) => string[], env: Record<string, string>, cwd: string, cpus: string | undefined, logFile: string, readyPath: string }): Promise<Target> {
-  const port = await freePort()
+/** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
+export function placement (): { pinned: boolean, serverCpus: string | undefined, loadCpus: string | undefined } {
+  const pinned = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+  return { pinned, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined }
+}
+
+/** Where a target runs: its cores and the file of its output. */
+export interface Placement { cpus: string | undefined, logFile: string }
+
+export interface Start extends Placement {
+  /** The program, node when not given; PORT in its environment when `port` is not given. */
+  command?: string
+  args: string[]
+  env: Record<string, string>
+  cwd: string
+  readyPath: string
+  port?: number
+}
+
+/** Starts a program on a free port, pinned to `cpus`, output to `logFile`; resolves once `readyPath` answers 200. */
+export async function startProcess (name: string, options: Start): Promise<Target> {
+  const port = options.port ?? await freePort()
   const log = openSync(options.logFile, 'w')
-  const args = options.args(port)
-  const [command, commandArgs] = options.cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', options.cpus, process.execPath, ...args]]
-  // Only what it is told: no setting of the shell that runs the bench (DATABASE_URL, REDIS_URL, OTEL_*) leaks in.
-  const child = spawn(command, commandArgs, { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env }, stdio: ['ignore', log, log] })
+  const program = [options.command ?? process.execPath, ...options.args]
+  const [command, ...args] = options.cpus === undefined ? program : ['taskset', '-c', options.cpus, ...program]
+  // Only what it is told: no setting of the shell that runs the bench (DATABASE_URL, OTEL_*) leaks in.
+  const env = { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env }
+  const child = spawn(command!, args, { cwd: options.cwd, env, stdio: ['ignore', log, log] })
   closeSync(log)
   live.add(child)
   child.once('exit', () => live.delete(child))
   const origin = `http://127.0.0.1:${port}`
   const tree = (): string[] => processTree(child.pid!)
+  const rss = (pid: string): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0) * 1024
   const target: Target = {
     name,
     origin,
     pids: tree,
     cpuSeconds: () => cpuSecondsOf(tree()),
-    peakRss: () => tree().reduce((sum, pid) => sum + Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0) * 1024, 0),
+    peakRss: () => tree().reduce((sum, pid) => sum + rss(pid), 0),
     // Writing 5 to clear_refs resets VmHWM (proc(5)): each workload gets its own peak.
     resetPeakRss: () => { for (const pid of tree()) try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch {} },
     stop: async () => { await stopChild(child) }
@@ -129,23 +142,33 @@ export async function startProcess (name: string, options: { args: (port: number
   for (const deadline = Date.now() + 60_000; ;) {
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await target.stop()
-      throw new Error(`${name} did not start; its log ${options.logFile} ends:\n${read(options.logFile).split('\n').slice(-15).join('\n')}`)
+      const tail = read(options.logFile).split('\n').slice(-15).join('\n')
+      throw new Error(`${name} did not start; its log ${options.logFile} ends:\n${tail}`)
     }
-    const status = await fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2_000) }).then(async (response) => { await response.arrayBuffer(); return response.status }, () => 0)
+    const status = await fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2_000) })
+      .then(async (response) => { await response.arrayBuffer(); return response.status }, () => 0)
     if (status === 200) return target
     await sleep(50)
   }
 }
 
-/** `node dist/cli/main.js ARGS` of the tree at `root`, its stdout to a file if given; throws with its stderr when it fails. */
+/** `node dist/cli/main.js ARGS` of the tree at `root`, its stdout to a file if given; throws its stderr if it fails. */
 export async function petstore (root: string, args: string[], stdout?: string): Promise<void> {
   const out = stdout === undefined ? 'ignore' : openSync(stdout, 'w')
-  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), ...args], { cwd: root, stdio: ['ignore', out, 'pipe'] })
+  const cli = join(root, 'dist/cli/main.js')
+  const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', out, 'pipe'] })
   if (typeof out === 'number') closeSync(out)
   let stderr = ''
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
   const code = await new Promise((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
   if (code !== 0) throw new Error(`petstore ${args.join(' ')} failed: ${stderr}`)
+}
+
+/** `petstore seed` of `count` animals on `url`; its seconds. */
+export async function seed (root: string, url: string, count: number): Promise<number> {
+  const started = performance.now()
+  await petstore(root, ['seed', '--count', String(count), '--database-url', url])
+  return (performance.now() - started) / 1000
 }
 
 /** The node arguments of `npm start` at `root`: the service runs as it ships. */
@@ -154,41 +177,49 @@ export function startArguments (root: string): string[] {
   return scripts.start.split(/\s+/).slice(1)
 }
 
-/** The service of the tree at `root` on `databaseUrl`, every feature on, the rate limit counting but never reached; `env` adds or overrides settings. */
-export async function startService (name: string, root: string, databaseUrl: string, apiKey: string, placement: { cpus: string | undefined, logFile: string }, env: Record<string, string> = {}): Promise<Target> {
-  const metricsPort = await freePort()
+const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
+
+/**
+ * The service of the tree at `root` on `databaseUrl` as shipped, every feature on, the rate limit
+ * counting but never reached; `env` adds or overrides settings.
+ */
+export async function startService (name: string, root: string, databaseUrl: string, where: Placement,
+  env: Record<string, string> = {}): Promise<Target> {
+  const METRICS_PORT = String(await freePort())
   return await startProcess(name, {
-    args: () => startArguments(root),
-    env: { DATABASE_URL: databaseUrl, PETSTORE_API_KEYS: apiKey, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1', METRICS_PORT: String(metricsPort), WORKERS: '1', ...env },
+    args: startArguments(root),
+    env: { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: databaseUrl, METRICS_PORT, ...env },
     cwd: root,
     readyPath: '/readyz',
-    ...placement
+    ...where
   })
 }
 
-/** What the bench starts beside the service, under bench/: the peers and the load processes. */
-const SCRIPTS = ['peers/fastify', 'peers/bare', 'peers/storage', 'autocannon', 'open-loop'] as const
-
 /**
- * Compiles SCRIPTS to plain JavaScript side by side in `dir` (beside a link to node_modules), so
- * they run on bare node as the service runs from dist/, with no TypeScript loader in memory.
+ * `npm run build` (unless `reuse` finds dist/), `petstore seed` of `animals` into `work/seeded.db`
+ * and `petstore export` of them for the peers.
  */
-export async function compileScripts (root: string, dir: string): Promise<void> {
-  const { default: ts } = await import('typescript')
-  mkdirSync(dir, { recursive: true })
-  writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n')
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'))
-  for (const file of SCRIPTS) {
-    const source = readFileSync(join(root, 'bench', `${file}.ts`), 'utf8')
-    writeFileSync(join(dir, `${basename(file)}.js`), ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText)
+export async function prepare (root: string, work: string, animals: number, say: (text: string) => void,
+  reuse = false): Promise<{ seeded: string, animalsFile: string }> {
+  if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
+    say('npm run build')
+    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' }).status === 0
+    if (!built) throw new Error('npm run build failed')
   }
+  say(`petstore seed: ${animals} animals; petstore export for the peers`)
+  const [seeded, animalsFile] = [join(work, 'seeded.db'), join(work, 'animals.jsonl')]
+  await seed(root, `sqlite:${seeded}`, animals)
+  await petstore(root, ['export', '--database-url', `sqlite:${seeded}`], animalsFile)
+  return { seeded, animalsFile }
 }
+
+export interface Schema { url: string, analyze: () => Promise<void>, drop: () => Promise<void> }
 
 /**
  * A schema of its own on the PostgreSQL server at `adminUrl`, and the URL that puts it first in
  * search_path; `drop()` removes it with everything in it.
  */
-export async function createSchema (adminUrl: string): Promise<{ url: string, analyze: () => Promise<void>, drop: () => Promise<void> }> {
+export async function createSchema (adminUrl: string): Promise<Schema> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
     const client = new pg.Client({ connectionString: adminUrl })
@@ -212,17 +243,20 @@ export async function createSchema (adminUrl: string): Promise<{ url: string, an
  * `count` cursors of pages spread over the deeper half of animals 1..`animals`, each taken from
  * the `Link` of a page on a walk through the list: only the service makes its cursors.
  */
-export async function deepCursors (origin: string, apiKey: string, animals: number, count: number): Promise<string[]> {
+export async function deepCursors (origin: string, animals: number, count: number): Promise<string[]> {
   // Pages as small as gives `count` cursors in the deeper half, at most the largest page (100).
   const limit = Math.min(100, Math.max(1, Math.floor(animals / 2 / count)))
   const cursors: string[] = []
   let cursor = ''
   // Up to 100 from the end, so each page of the workload is full.
   for (let seen = limit; seen <= animals - 100; seen += limit) {
-    const response = await fetch(`${origin}/v1/pets?limit=${limit}${cursor}`, { headers: { authorization: `Bearer ${apiKey}` } })
+    const headers = { authorization: `Bearer ${API_KEY}` }
+    const response = await fetch(`${origin}/v1/pets?limit=${limit}${cursor}`, { headers })
     await response.arrayBuffer()
     const next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
-    if (response.status !== 200 || next === undefined) throw new Error(`GET /v1/pets after ${seen - limit} animals: ${response.status}, no next page`)
+    if (response.status !== 200 || next === undefined) {
+      throw new Error(`GET /v1/pets after ${seen - limit} animals: ${response.status}, no next page`)
+    }
     cursor = `&cursor=${new URL(next).searchParams.get('cursor')!}`
     if (seen >= animals / 2) cursors.push(cursor.slice('&cursor='.length))
   }

@@ -10,22 +10,25 @@ import { createServer, type ServerResponse } from 'node:http'
 import { openStorage, type NewPet, type Status } from './storage.js'
 
 const STATUSES = ['available', 'pending', 'sold']
+const BODY_RULE = 'body: must be {"name", "categoryId", "status"?}'
 const storage = await openStorage(process.env.DATABASE_URL!, process.env.BENCH_ANIMALS_FILE!, true)
 const expected = `Bearer ${process.env.BENCH_KEY!}`
 
 function send (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body)
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers })
+  const length = Buffer.byteLength(text)
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': length, ...headers })
   res.end(text)
 }
 
-const fail = (res: ServerResponse, status: number, code: string, message: string): void => send(res, status, { code, message, status })
+const fail = (res: ServerResponse, status: number, code: string, message: string): void =>
+  send(res, status, { code, message, status })
 
 function newPet (text: string): NewPet | undefined {
   try {
     const { name, categoryId, status = 'available', ...rest } = JSON.parse(text) as Record<string, unknown>
-    if (Object.keys(rest).length > 0 || typeof name !== 'string' || name.length < 1 || name.length > 255) return undefined
-    if (!Number.isSafeInteger(categoryId) || (categoryId as number) < 1 || !STATUSES.includes(status as string)) return undefined
+    if (Object.keys(rest).length > 0 || typeof name !== 'string' || name.length < 1 || name.length > 255) return
+    if (!Number.isSafeInteger(categoryId) || (categoryId as number) < 1 || !STATUSES.includes(status as string)) return
     return { name, categoryId: categoryId as number, status: status as Status }
   } catch {
     return undefined
@@ -35,7 +38,9 @@ function newPet (text: string): NewPet | undefined {
 const server = createServer((req, res) => {
   const [path = '', query = ''] = (req.url ?? '').split('?', 2)
   if (path === '/readyz') return send(res, 200, { status: 'ready' })
-  if (req.headers.authorization !== expected) return fail(res, 401, 'unauthorized', 'Authorization: a valid API key is required')
+  if (req.headers.authorization !== expected) {
+    return fail(res, 401, 'unauthorized', 'Authorization: a valid API key is required')
+  }
   const origin = `http://${req.headers.host ?? 'localhost'}`
   const failed = (err: Error): void => fail(res, 503, 'unavailable', err.message)
   if (path === '/v1/pets' && req.method === 'GET') {
@@ -43,7 +48,8 @@ const server = createServer((req, res) => {
     const limit = Number(params.get('limit') ?? 20)
     const status = params.get('status') ?? undefined
     const cursor = params.get('cursor') ?? '0'
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100 || (status !== undefined && !STATUSES.includes(status)) || !/^[0-9]{1,15}$/.test(cursor)) {
+    const valid = Number.isInteger(limit) && limit >= 1 && limit <= 100 && /^[0-9]{1,15}$/.test(cursor)
+    if (!valid || (status !== undefined && !STATUSES.includes(status))) {
       return fail(res, 400, 'validation_failed', 'limit, status or cursor: not valid')
     }
     // One row more than the page tells whether a next page exists.
@@ -56,15 +62,21 @@ const server = createServer((req, res) => {
     const chunks: Buffer[] = []
     req.on('data', (chunk: Buffer) => chunks.push(chunk)).on('end', () => {
       const pet = newPet(Buffer.concat(chunks).toString('utf8'))
-      if (pet === undefined) return fail(res, 400, 'validation_failed', 'body: must be {"name", "categoryId", "status"?}')
-      storage.create(pet).then((created) => send(res, 201, created, { location: `${origin}/v1/pets/${created.id}` }), failed)
+      if (pet === undefined) return fail(res, 400, 'validation_failed', BODY_RULE)
+      storage.create(pet).then((made) => send(res, 201, made, { location: `${origin}/v1/pets/${made.id}` }), failed)
     })
   } else if (path.startsWith('/v1/pets/') && req.method === 'GET' && /^[1-9][0-9]{0,15}$/.test(path.slice(9))) {
     const id = Number(path.slice(9))
-    storage.get(id).then((pet) => pet === undefined ? fail(res, 404, 'not_found', `petId: no animal with id ${id}`) : send(res, 200, pet), failed)
+    storage.get(id).then((pet) => {
+      if (pet === undefined) fail(res, 404, 'not_found', `petId: no animal with id ${id}`)
+      else send(res, 200, pet)
+    }, failed)
   } else {
     fail(res, 404, 'not_found', `${req.method ?? ''} ${path}: no such operation`)
   }
 })
 server.listen(Number(process.env.PORT), '127.0.0.1')
-process.once('SIGTERM', () => { server.close(() => { storage.close().finally(() => process.exit(0)) }); server.closeAllConnections() })
+process.once('SIGTERM', () => {
+  server.close(() => { storage.close().finally(() => process.exit(0)) })
+  server.closeAllConnections()
+})

@@ -17,18 +17,25 @@ import rateLimit from '@fastify/rate-limit'
 import underPressure from '@fastify/under-pressure'
 import { openStorage, type NewPet, type Status } from './storage.js'
 
-// Loaded untyped: its type declarations would give every FastifyInstance in the project, the service's too, its `metrics`.
-const metrics = (createRequire(import.meta.url)('fastify-metrics') as { default: FastifyPluginAsync<{ endpoint: string }> }).default
+// Loaded untyped: its type declarations would give every FastifyInstance in the project, the service's too, `metrics`.
+type Metrics = { default: FastifyPluginAsync<{ endpoint: string }> }
+const metrics = (createRequire(import.meta.url)('fastify-metrics') as Metrics).default
 const storage = await openStorage(process.env.DATABASE_URL!, process.env.BENCH_ANIMALS_FILE!, false)
 const Pet = {
   type: 'object',
   required: ['id', 'name', 'categoryId', 'status'],
-  properties: { id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status: { type: 'string' } }
+  properties: {
+    id: { type: 'integer' }, name: { type: 'string' }, categoryId: { type: 'integer' }, status: { type: 'string' }
+  }
 } as const
 const status = { type: 'string', enum: ['available', 'pending', 'sold'] } as const
+const cursor = { type: 'string', pattern: '^[0-9]{1,15}$' } as const
+const name = { type: 'string', minLength: 1, maxLength: 255 } as const
+const newPet = { name, categoryId: { type: 'integer', minimum: 1 }, status } as const
 
 const app = Fastify({ logger: true })
-if (process.env.BENCH_UNDER_PRESSURE !== undefined) await app.register(underPressure, JSON.parse(process.env.BENCH_UNDER_PRESSURE) as object)
+const pressure = process.env.BENCH_UNDER_PRESSURE
+if (pressure !== undefined) await app.register(underPressure, JSON.parse(pressure) as object)
 await app.register(helmet)
 await app.register(rateLimit, { max: 1_000_000_000, timeWindow: '1 minute' })
 await app.register(metrics, { endpoint: '/metrics' })
@@ -40,7 +47,10 @@ await app.register(async (api) => {
 
   api.get<{ Querystring: { limit: number, status?: Status, cursor?: string } }>('/v1/pets', {
     schema: {
-      querystring: { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, status, cursor: { type: 'string', pattern: '^[0-9]{1,15}$' } } },
+      querystring: {
+        type: 'object',
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, status, cursor }
+      },
       response: { 200: { type: 'array', items: Pet } }
     }
   }, async (request, reply) => {
@@ -48,7 +58,8 @@ await app.register(async (api) => {
     const pets = await storage.list(limit + 1, status, Number(cursor ?? 0))
     const page = pets.slice(0, limit)
     if (pets.length > limit) {
-      const next = new URLSearchParams({ limit: String(limit), ...(status === undefined ? {} : { status }), cursor: String(page.at(-1)!.id) })
+      const filter: Record<string, string> = status === undefined ? {} : { status }
+      const next = new URLSearchParams({ limit: String(limit), ...filter, cursor: String(page.at(-1)!.id) })
       reply.header('link', `<${request.protocol}://${request.host}/v1/pets?${next}>; rel="next"`)
     }
     return page
@@ -60,7 +71,7 @@ await app.register(async (api) => {
 
   api.post<{ Body: NewPet }>('/v1/pets', {
     schema: {
-      body: { type: 'object', required: ['name', 'categoryId'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, categoryId: { type: 'integer', minimum: 1 }, status } },
+      body: { type: 'object', required: ['name', 'categoryId'], additionalProperties: false, properties: newPet },
       response: { 201: Pet }
     }
   }, async (request, reply) => {
