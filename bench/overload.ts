@@ -133,19 +133,14 @@ interface Run {
 
 /**
  * HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind address, its server's address
- * (one server: the service) and its 503 file's path replaced, and its global maxconn lowered to what
- * the descriptors it may open here allow; pinned to `cpus`, no quota.
+ * (one server: the service) and its 503 file's path replaced; pinned to `cpus`, no quota.
  */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
   const port = await freePort()
   let servers = 0
-  const hard = /^Max open files +\S+ +(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
-  const descriptors = hard === undefined ? Infinity : Math.floor((Number(hard) - 100) / 2)
   const { host } = new URL(service.origin)
   const config = readFileSync(join(root, 'deploy/haproxy/petstore.cfg'), 'utf8')
     .replace(/^( *bind ).*$/m, `$1127.0.0.1:${port}`)
-    // HAProxy takes two file descriptors a connection, and cannot start above what it may open here.
-    .replace(/^( *maxconn )(\d+)$/m, (_, line: string, most: string) => `${line}${Math.min(Number(most), descriptors)}`)
     .replace(/^( *errorfile 503 ).*$/m, `$1${join(root, 'deploy/haproxy/petstore-503.http')}`)
     .replace(/^( *server \S+ )\S+(.*\n)/gm, (_, head: string, tail: string) => servers++ > 0 ? '' : head + host + tail)
   const file = join(work, `haproxy-${port}.cfg`)
