@@ -8,7 +8,8 @@ export const count = (value: number): boolean => Number.isInteger(value) && valu
 /** The flags table under `heading` in bench/README.md: the usage, written once. */
 export function usage (heading: string): string {
   const readme = readFileSync('bench/README.md', 'utf8')
-  const rows = readme.slice(readme.indexOf(`\n${heading}\n`)).split('\n').filter((line) => line.startsWith('| `--'))
+  const section = readme.slice(readme.indexOf(`\n${heading}\n`) + 1).split('\n## ')[0]!
+  const rows = section.split('\n').filter((line) => line.startsWith('| `--'))
   return `Usage (bench/README.md, ${heading.slice(3)}):\n${rows.join('\n')}\n`
 }
 

@@ -94,9 +94,9 @@ export function pickPath (spec: LoadSpec): string {
 /** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
 export const BUILT = fileURLToPath(new URL('.', import.meta.url))
 
-/** `node` with `args`, on cores `cpus` when given. */
-export function pinned (cpus: string | undefined, args: string[]): [string, string[]] {
-  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
+/** `command` (node when not given) with `args`, on cores `cpus` when given. */
+export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
+  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
 }
 
 /**

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { run } from './baseline.js'
+import { pinned } from './load.js'
 
 export interface Target {
   name: string
@@ -96,11 +97,10 @@ export interface Start extends Placement {
 export async function startProcess (name: string, options: Start): Promise<Target> {
   const port = options.port ?? await freePort()
   const log = openSync(options.logFile, 'w')
-  const program = [options.command ?? process.execPath, ...options.args]
-  const [command, ...args] = options.cpus === undefined ? program : ['taskset', '-c', options.cpus, ...program]
+  const [command, args] = pinned(options.cpus, options.args, options.command)
   // Only what it is told: no setting of the shell that runs the bench (DATABASE_URL, OTEL_*) leaks in.
   const env = { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env }
-  const child = spawn(command!, args, { cwd: options.cwd, env, stdio: ['ignore', log, log] })
+  const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', log, log] })
   closeSync(log)
   live.add(child)
   child.once('exit', () => live.delete(child))
