@@ -1,14 +1,12 @@
 /**
- * The reports, in markdown: how it was measured, a table per workload (medians over the runs, the
- * spread of req/s), the service ÷ each other target run by run, the scale curve; and the helpers
- * the overload run's report shares. It states figures; it never fails on them.
+ * The closed-loop report in markdown (a table per workload, the service ÷ each other target, the scale curve)
+ * and the helpers the overload run's report shares. It states figures; it never fails on them.
  */
 import { cpus, release } from 'node:os'
 import { REQUESTS, SCALE_WORKLOADS, type LoadResult, type Workload } from './load.js'
 
 /** One measured run of one target on one workload. */
 export interface Measurement extends LoadResult {
-  section: 'main' | 'scale'
   target: string
   /** The service it is set against (`service`, `service, PostgreSQL`), or the database in the scale curve. */
   base: string
@@ -28,7 +26,8 @@ export interface ReportInput {
   commit: string
   serviceArguments: string
   baseline: string | undefined
-  measurements: Measurement[]
+  main: Measurement[]
+  scale: Measurement[]
   fills: ScaleFill[]
   seconds: number
 }
@@ -88,11 +87,8 @@ function comparison (main: Measurement[], workloads: Workload[]): string {
     table(['', ...workloads], pairs.map(([target, base]) => [`${base} ÷ ${target}`, ...workloads.map((w) => {
       const runs = main.filter((m) => m.workload === w)
       // The service's run n over the other's run n: the same minutes.
-      const values = runs.filter((m) => m.target === base).flatMap((mine) => {
-        const theirs = runs.find((m) => m.target === target && m.run === mine.run)
-        return theirs === undefined ? [] : [figure(mine) / figure(theirs)]
-      })
-      return values.length === 0 ? '–' : spread(values, times)
+      return spread(runs.filter((m) => m.target === base).map((mine) =>
+        figure(mine) / figure(runs.find((m) => m.target === target && m.run === mine.run)!)), times)
     })]))
   return ['## The service against the others',
     prose`Each cell is the median of the per-run ratios (each run of the service over the run of the other target
@@ -108,7 +104,6 @@ function scaleSection (fills: ScaleFill[], scale: Measurement[]): string {
       measured in turn within it.`]
   for (const database of [...new Set(scale.map((m) => m.base))]) {
     const sizes = fills.filter((fill) => fill.database === database)
-    // The file's size column, on SQLite only.
     const file = (cell: string): string[] => database === 'SQLite' ? [cell] : []
     const of = (workload: string, animals: number, figure: (m: Measurement) => number): number => median(scale
       .filter((m) => m.workload === workload && m.target === `${database} ${animals}`).map(figure))
@@ -128,10 +123,8 @@ function scaleSection (fills: ScaleFill[], scale: Measurement[]): string {
 
 /** The whole report of the closed-loop bench. */
 export function renderReport (input: ReportInput): string {
-  const { options, workloads } = input
+  const { options, workloads, main, scale } = input
   const { postgres } = options
-  const main = input.measurements.filter((m) => m.section === 'main')
-  const scale = input.measurements.filter((m) => m.section === 'scale')
   const [start, end] = input.loadAverages.map((load) => load.toFixed(2))
   const baseline = input.baseline === undefined ? '' : `; beside it the ${input.baseline}`
   const databases = postgres === undefined

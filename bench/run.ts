@@ -115,9 +115,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   // Every table the planner reads has fresh statistics before the first request.
   for (const analyze of analyzes) await analyze()
 
-  const measurements: Measurement[] = []
-  type Section = Measurement['section']
-  const measure = async (section: Section, entry: Entry, workload: Workload, run: number): Promise<void> => {
+  const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
     const { target } = entry
     const spec = entry.spec(workload)
     const load = { origin: target.origin, connections: options.connections, cpus: loadCpus }
@@ -129,12 +127,11 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     const cpuBefore = target.cpuSeconds()
     const result = await runLoad(spec, { ...load, seconds: options.duration })
     const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
-    const { name, peakRss } = target
-    measurements.push({ section, target: name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: peakRss() })
-    say(`  ${name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
+    say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
       `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
+    return { target: target.name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
   }
-  const race = async (what: string, all: Entry[], workloads: readonly Workload[], section: Section): Promise<void> => {
+  const race = async (what: string, all: Entry[], workloads: readonly Workload[], into: Measurement[]) => {
     for (let run = 1; run <= options.runs; run++) {
       // A process here keeps for its life a speed up to 20 % off another start's: each run starts them anew.
       if (run > 1) {
@@ -149,7 +146,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
         for (const entry of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
           if (entry.file !== undefined) warmPageCache(entry.file)
-          await measure(section, entry, workload, run)
+          into.push(await measure(entry, workload, run))
         }
       }
     }
@@ -157,9 +154,10 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   }
   // The overload run's smoke first, on the service: its generator, no quota.
   const smoked = options.smoke ? await overloadSmoke(entries[0]!.target, loadCpus, options.animals) : ''
-  await race('', entries, options.workloads, 'main')
+  const main: Measurement[] = []
+  await race('', entries, options.workloads, main)
 
-  const fills: ScaleFill[] = []
+  const [scale, fills]: [Measurement[], ScaleFill[]] = [[], []]
   if (options.scale) {
     const sized: Entry[] = []
     for (const database of ['SQLite', ...(options.postgres === undefined ? [] : ['PostgreSQL'])]) {
@@ -178,7 +176,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
         sized.push({ target, start, base: database, spec, file })
       }
     }
-    await race('scale: ', sized, SCALE_WORKLOADS, 'scale')
+    await race('scale: ', sized, SCALE_WORKLOADS, scale)
   }
 
   const report = renderReport({
@@ -189,11 +187,12 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     commit: commitOf(ROOT),
     serviceArguments: `node ${startArguments(ROOT).join(' ')}`,
     baseline: baseline === undefined ? undefined : `${baseline.name}: ${baseline.subject}`,
-    measurements,
+    main,
+    scale,
     fills,
     seconds: (performance.now() - began) / 1000
   }) + smoked
-  const failed = measurements.filter((measurement) => measurement.failed > 0)
+  const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
   return { report, code: failed.length === 0 ? 0 : 1 }
 }

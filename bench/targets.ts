@@ -1,8 +1,4 @@
-/**
- * The servers under load, each a child process: the service as users run it (`npm start`'s node
- * arguments on dist/, filled by `petstore seed`), the peers (bench/peers/) and HAProxy; their CPU
- * time and peak RSS, from /proc.
- */
+/** The servers under load, each a child process (the service as users run it, the peers, HAProxy), seen from /proc. */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -42,10 +38,7 @@ function read (path: string): string {
 const EPHEMERAL_FROM = Number(read('/proc/sys/net/ipv4/ip_local_port_range').split(/\s+/)[0]) || 32_768
 const givenPorts = new Set<number>()
 
-/**
- * A port that binds now, below the kernel's range: one found free inside it could be taken by
- * another program's listen(0) or connection (the tests beside the smoke run) before the child binds it.
- */
+/** A port that binds now, below the kernel's range: another program's listen(0) or connection takes none there. */
 export async function freePort (): Promise<number> {
   for (;;) {
     const port = 10_000 + Math.floor(Math.random() * (EPHEMERAL_FROM - 10_000))
@@ -156,10 +149,7 @@ export function startArguments (root: string): string[] {
 
 const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
 
-/**
- * The service of the tree at `root` on `databaseUrl` as shipped, every feature on, the rate limit
- * counting but never reached; `env` adds or overrides settings.
- */
+/** The service of the tree at `root` on `databaseUrl` as shipped, the rate limit never reached; `env` overrides. */
 export async function startService (name: string, root: string, databaseUrl: string, where: Placement,
   env: Record<string, string> = {}): Promise<Target> {
   const METRICS_PORT = String(await freePort())
@@ -172,10 +162,7 @@ export async function startService (name: string, root: string, databaseUrl: str
   })
 }
 
-/**
- * `npm run build` (unless `reuse` finds dist/), `petstore seed` of `animals` into `work/seeded.db`
- * and `petstore export` of them for the peers.
- */
+/** `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers. */
 export async function prepare (root: string, work: string, animals: number, say: (text: string) => void,
   reuse = false): Promise<{ seeded: string, animalsFile: string }> {
   if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
@@ -191,10 +178,7 @@ export async function prepare (root: string, work: string, animals: number, say:
 
 export interface Schema { url: string, analyze: () => Promise<void>, drop: () => Promise<void> }
 
-/**
- * A schema of its own on the PostgreSQL server at `adminUrl`, and the URL that puts it first in
- * search_path; `drop()` removes it with everything in it.
- */
+/** A schema of its own at `adminUrl` and a URL with it first in search_path; `drop()` removes it and all in it. */
 export async function createSchema (adminUrl: string): Promise<Schema> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
@@ -215,10 +199,7 @@ export async function createSchema (adminUrl: string): Promise<Schema> {
   }
 }
 
-/**
- * `count` cursors of pages spread over the deeper half of animals 1..`animals`, each taken from
- * the `Link` of a page on a walk through the list: only the service makes its cursors.
- */
+/** `count` cursors over the deeper half of 1..`animals`, from the `Link`s of a walk: only the service makes them. */
 export async function deepCursors (origin: string, animals: number, count: number): Promise<string[]> {
   // Pages as small as gives `count` cursors in the deeper half, at most the largest page (100).
   const limit = Math.min(100, Math.max(1, Math.floor(animals / 2 / count)))
