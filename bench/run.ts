@@ -206,14 +206,14 @@ async function cleanUp (): Promise<void> {
 // `--overload` is a bench of its own (overload.ts) on the same targets, cleanups and results.
 const argv = process.argv.slice(2)
 const overloadRun = argv.includes('--overload')
-let main: (work: string) => Promise<{ report: string, code: number }>
+let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
   if (overloadRun) {
     const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    main = async (work) => await overload(options, work, ROOT, say, cleanups)
+    runBench = async (work) => await overload(options, work, ROOT, say, cleanups)
   } else {
     const options = parseOptions(argv)
-    main = async (work) => await bench(options, work)
+    runBench = async (work) => await bench(options, work)
   }
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).message}\n${usage(overloadRun ? OVERLOAD_USAGE : USAGE)}`)
@@ -223,7 +223,7 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
 process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)) })
 let code = 1
 try {
-  const result = await main(work)
+  const result = await runBench(work)
   code = result.code
   process.stdout.write(result.report)
   // Written to bench/results/, or beside the smoke's data for a smoke.
