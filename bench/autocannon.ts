@@ -21,13 +21,11 @@ const result = await autocannon({
 })
 // req/s counts the 2xx only: a refusal, answered at once, is no request served.
 const good = result.requests.total - result.non2xx
-const failed = result.non2xx + result.errors
-const measured: LoadResult = {
+process.stdout.write(JSON.stringify({
   requests: result.requests.total,
   good,
   reqPerSec: good / result.duration,
   p50Ms: result.latency.p50,
   p99Ms: result.latency.p99,
-  failed
-}
-process.stdout.write(JSON.stringify(measured))
+  failed: result.non2xx + result.errors
+} satisfies LoadResult))

@@ -9,22 +9,19 @@ import { join } from 'node:path'
 
 const trees = new Map<string, string>()
 
-export function git (root: string, args: string[]): string {
-  const result = spawnSync('git', args, { cwd: root, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
-  if (result.status !== 0) throw new Error(`git ${args.join(' ')}: ${result.stderr}`)
+/** Runs `command` in `cwd`; its stdout, trimmed; throws its output if it fails. */
+export function run (cwd: string, command: string, args: string[]): string {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stdout}${result.stderr}`)
+  }
   return result.stdout.trim()
 }
 
 /** The short commit at `root`, and whether the service's sources differ from it. */
 export function commitOf (root: string): string {
-  const changed = git(root, ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
-  return git(root, ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
-}
-
-function npm (cwd: string, args: string[]): void {
-  if (spawnSync('npm', args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] }).status !== 0) {
-    throw new Error(`npm ${args.join(' ')} failed in ${cwd}`)
-  }
+  const changed = run(root, 'git', ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
+  return run(root, 'git', ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
 }
 
 type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
@@ -42,33 +39,30 @@ function sameRuntime (old: Lock, ours: Lock): boolean {
  */
 export function buildBaseline (root: string, commitish: string, say: (text: string) => void):
 { root: string, name: string, subject: string } {
-  const commit = git(root, ['rev-parse', '--verify', `${commitish}^{commit}`])
-  const short = git(root, ['rev-parse', '--short', commit])
+  const git = (args: string[]): string => run(root, 'git', args)
+  const commit = git(['rev-parse', '--verify', `${commitish}^{commit}`])
+  const short = git(['rev-parse', '--short', commit])
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
   trees.set(dir, root)
   say(`baseline: git worktree of ${short} in ${dir}`)
-  git(root, ['worktree', 'add', '--detach', dir, commit])
-  const old = JSON.parse(git(root, ['show', `${commit}:package-lock.json`])) as Lock
+  git(['worktree', 'add', '--detach', dir, commit])
+  const old = JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock
   if (sameRuntime(old, JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lock)) {
     symlinkSync(realpathSync(join(root, 'node_modules')), join(dir, 'node_modules'), 'dir')
   } else {
     say('baseline: its dependencies differ, npm ci')
-    npm(dir, ['ci', '--no-audit', '--no-fund'])
+    run(dir, 'npm', ['ci', '--no-audit', '--no-fund'])
   }
   say('baseline: npm run build')
-  npm(dir, ['run', '--silent', 'build'])
-  return { root: dir, name: `baseline (${short})`, subject: git(root, ['log', '-1', '--format=%s', commit]) }
+  run(dir, 'npm', ['run', '--silent', 'build'])
+  return { root: dir, name: `baseline (${short})`, subject: git(['log', '-1', '--format=%s', commit]) }
 }
 
 /** Removes every worktree buildBaseline made; synchronous, so an interrupted bench can call it on its way out. */
 export function removeBaselines (): void {
   for (const [dir, root] of trees) {
-    try {
-      git(root, ['worktree', 'remove', '--force', dir])
-    } catch {
-      rmSync(dir, { recursive: true, force: true })
-      spawnSync('git', ['worktree', 'prune'], { cwd: root })
-    }
+    rmSync(dir, { recursive: true, force: true })
+    spawnSync('git', ['worktree', 'prune'], { cwd: root })
     trees.delete(dir)
   }
 }

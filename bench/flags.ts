@@ -2,51 +2,47 @@
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 
-export interface Flags {
-  text: (name: string) => string | undefined
-  given: (name: string) => boolean
-  /** Numbers, comma-separated; each must pass `check` (`what` says how). */
-  numbers: (name: string, fallback: number[], check: (value: number) => boolean, what: string) => number[]
-  number: (name: string, fallback: number, check: (value: number) => boolean, what: string) => number
-  /** Names among `among`, comma-separated, in `among`'s order; all of them when not given. */
-  list: <T extends string>(name: string, among: readonly T[]) => T[]
-  /** `--postgres`, else TEST_DATABASE_URL. */
-  postgres: string | undefined
-}
-
 export const positive = (value: number): boolean => value > 0
 export const count = (value: number): boolean => Number.isInteger(value) && value > 0
 
 /** The flags table under `heading` in bench/README.md: the usage, written once. */
 export function usage (heading: string): string {
   const readme = readFileSync('bench/README.md', 'utf8')
-  const rows = readme.slice(readme.indexOf(`\n${heading}\n`)).split('\n').filter((line) => line.startsWith('| `--'))
+  const section = readme.slice(readme.indexOf(`\n${heading}\n`) + 1).split('\n## ')[0]!
+  const rows = section.split('\n').filter((line) => line.startsWith('| `--'))
   return `Usage (bench/README.md, ${heading.slice(3)}):\n${rows.join('\n')}\n`
 }
 
 /** Reads `strings` (`--name value`) and `booleans` (`--name`); `--help` prints the usage of the README's `heading`. */
-export function readFlags (argv: string[], strings: string[], booleans: string[], heading: string): Flags {
+export function readFlags (argv: string[], strings: string[], booleans: string[], heading: string) {
   const options = Object.fromEntries([...strings.map((name) => [name, { type: 'string' as const }]),
     ...[...booleans, 'help'].map((name) => [name, { type: 'boolean' as const }])])
   const { values } = parseArgs({ args: argv, options }) as { values: Record<string, string | boolean | undefined> }
-  if (values.help === true) { process.stdout.write(usage(heading)); process.exit(0) }
+  if (values.help === true) {
+    process.stdout.write(usage(heading))
+    process.exit(0)
+  }
   const text = (name: string): string | undefined => values[name] as string | undefined
-  const numbers: Flags['numbers'] = (name, fallback, check, what) => {
+  /** Numbers, comma-separated; each must pass `check` (`what` says how). */
+  const numbers = (name: string, fallback: number[], check: (value: number) => boolean, what: string): number[] => {
     const picked = text(name)?.split(',').map(Number) ?? fallback
     if (!picked.every(check)) throw new Error(`--${name}: must be ${what}`)
     return picked
   }
   return {
     text,
-    given: (name) => values[name] === true,
+    given: (name: string): boolean => values[name] === true,
     numbers,
-    number: (name, fallback, check, what) => numbers(name, [fallback], check, what)[0]!,
-    list: (name, among) => {
+    number: (name: string, fallback: number, check: (value: number) => boolean, what: string): number =>
+      numbers(name, [fallback], check, what)[0]!,
+    /** Names among `among`, comma-separated, in `among`'s order; all of them when not given. */
+    list: <T extends string>(name: string, among: readonly T[]): T[] => {
       const picked = text(name)?.split(',') ?? among
       const unknown = picked.find((value) => !(among as readonly string[]).includes(value))
       if (unknown !== undefined) throw new Error(`--${name}: ${unknown} is not one of ${among.join(', ')}`)
       return among.filter((value) => picked.includes(value))
     },
+    /** `--postgres`, else TEST_DATABASE_URL. */
     postgres: text('postgres') ?? (process.env.TEST_DATABASE_URL || undefined)
   }
 }

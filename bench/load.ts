@@ -1,19 +1,18 @@
-/**
- * The workloads, and the closed loop that carries them: autocannon (autocannon.ts) in a process of
- * its own, pinned when asked.
- */
-import { spawn } from 'node:child_process'
+/** The workloads, and the closed loop that carries them: autocannon (autocannon.ts) in a process of its own. */
+import { execFile } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 
 export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
 export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
 
+const CREATE_BODY = '{"name":"Rex","categoryId":3}'
 export const REQUESTS: Record<Workload, string> = {
   list: '`GET /v1/pets?limit=20`',
   'list-status': '`GET /v1/pets?limit=20&status=available`',
   get: '`GET /v1/pets/{id}`, id random in 1..N',
-  create: '`POST /v1/pets` `{"name":"Rex","categoryId":3}`, durable',
+  create: `\`POST /v1/pets\` \`${CREATE_BODY}\`, durable`,
   'deep-list': '`GET /v1/pets?limit=20&cursor=…`, cursors at random positions in the deeper half'
 }
 
@@ -63,7 +62,7 @@ export interface LoadOutcome {
   waitedMs: number
 }
 
-/** An outcome of nothing yet: every count 0, no latency. */
+/** An outcome of nothing yet. */
 export function noOutcome (): LoadOutcome {
   const counts = { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0 }
   const idle = { goodP99Ms: null, refusedP99Ms: null, cpuSeconds: 0, waitedMs: 0 }
@@ -80,8 +79,8 @@ export function workloadSpec (workload: Workload, apiKey: string, animals: numbe
     case 'get': return { method: 'GET', path: '/v1/pets/', idMax: animals, headers }
     case 'deep-list': return { method: 'GET', path, headers, paths: cursors.map((c) => `${path}&cursor=${c}`) }
     case 'create': {
-      const body = '{"name":"Rex","categoryId":3}'
-      return { method: 'POST', path: '/v1/pets', headers: { ...headers, 'content-type': 'application/json' }, body }
+      const json = { ...headers, 'content-type': 'application/json' }
+      return { method: 'POST', path: '/v1/pets', headers: json, body: CREATE_BODY }
     }
   }
 }
@@ -95,9 +94,9 @@ export function pickPath (spec: LoadSpec): string {
 /** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
 export const BUILT = fileURLToPath(new URL('.', import.meta.url))
 
-/** `node` with `args`, on cores `cpus` when given. */
-export function pinned (cpus: string | undefined, args: string[]): [string, string[]] {
-  return cpus === undefined ? [process.execPath, args] : ['taskset', ['-c', cpus, process.execPath, ...args]]
+/** `command` (node when not given) with `args`, on cores `cpus` when given. */
+export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
+  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
 }
 
 /**
@@ -106,11 +105,7 @@ export function pinned (cpus: string | undefined, args: string[]): [string, stri
  */
 export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
   const [command, args] = pinned(options.cpus, [`${BUILT}autocannon.js`, JSON.stringify({ spec, ...options })])
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] })
-  let stdout = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
-  await new Promise((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
-  return JSON.parse(stdout) as LoadResult
+  return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
 }
 
 export interface LoadOptions { origin: string, connections: number, seconds: number, cpus: string | undefined }

@@ -1,14 +1,12 @@
 /**
- * The reports, in markdown: how it was measured, a table per workload (medians over the runs, the
- * spread of req/s), the service ÷ each other target run by run, the scale curve; and the helpers
- * the overload run's report shares. It states figures; it never fails on them.
+ * The closed-loop report in markdown (a table per workload, the service ÷ each other target, the scale curve)
+ * and the helpers the overload run's report shares. It states figures; it never fails on them.
  */
 import { cpus, release } from 'node:os'
 import { REQUESTS, SCALE_WORKLOADS, type LoadResult, type Workload } from './load.js'
 
 /** One measured run of one target on one workload. */
 export interface Measurement extends LoadResult {
-  section: 'main' | 'scale'
   target: string
   /** The service it is set against (`service`, `service, PostgreSQL`), or the database in the scale curve. */
   base: string
@@ -28,7 +26,8 @@ export interface ReportInput {
   commit: string
   serviceArguments: string
   baseline: string | undefined
-  measurements: Measurement[]
+  main: Measurement[]
+  scale: Measurement[]
   fills: ScaleFill[]
   seconds: number
 }
@@ -70,15 +69,6 @@ export function heading (title: string, commit: string, seconds: number): string
     `Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}.`
 }
 
-/** The per-run ratios of a figure, `target`'s run n over `base`'s run n (the same minutes). */
-function ratios (all: Measurement[], target: string, base: string, figure: (m: Measurement) => number): number[] {
-  const bases = all.filter((m) => m.target === base)
-  return all.filter((m) => m.target === target).flatMap((m) => {
-    const b = bases.find((each) => each.run === m.run)
-    return b === undefined ? [] : [figure(m) / figure(b)]
-  })
-}
-
 function workloadTable (runs: Measurement[], workload: Workload): string {
   const rows = [...new Set(runs.map((m) => m.target))].map((target) => {
     const mine = runs.filter((m) => m.target === target)
@@ -95,8 +85,10 @@ function comparison (main: Measurement[], workloads: Workload[]): string {
   const pairs = [...new Map(main.filter((m) => m.target !== m.base).map((m) => [m.target, m.base]))]
   const section = (title: string, figure: (m: Measurement) => number): string => `### ${title}\n\n` +
     table(['', ...workloads], pairs.map(([target, base]) => [`${base} ÷ ${target}`, ...workloads.map((w) => {
-      const values = ratios(main.filter((m) => m.workload === w), base, target, figure)
-      return values.length === 0 ? '–' : spread(values, times)
+      const runs = main.filter((m) => m.workload === w)
+      // The service's run n over the other's run n: the same minutes.
+      return spread(runs.filter((m) => m.target === base).map((mine) =>
+        figure(mine) / figure(runs.find((m) => m.target === target && m.run === mine.run)!)), times)
     })]))
   return ['## The service against the others',
     prose`Each cell is the median of the per-run ratios (each run of the service over the run of the other target
@@ -106,40 +98,34 @@ function comparison (main: Measurement[], workloads: Workload[]): string {
     section('CPU per request', (m) => m.cpuUs)].join('\n\n')
 }
 
-function scaleSection (input: ReportInput, scale: Measurement[]): string {
+function scaleSection (fills: ScaleFill[], scale: Measurement[]): string {
   const lines = ['## The scale curve',
     prose`The service alone, filled by \`petstore seed\` (timed below), every size started afresh for each run and
       measured in turn within it.`]
   for (const database of [...new Set(scale.map((m) => m.base))]) {
-    const fills = input.fills.filter((fill) => fill.database === database)
-    const file = database === 'SQLite'
-    const runs = (workload: string, animals: number): Measurement[] =>
-      scale.filter((m) => m.workload === workload && m.target === `${database} ${animals}`)
-    const p50 = (workload: string, animals: number): number => median(runs(workload, animals).map((m) => m.p50Ms))
-    const cell = (workload: string, animals: number): string => {
-      const mine = runs(workload, animals)
-      if (mine.length === 0) return '–'
-      return `${rate(median(mine.map((m) => m.reqPerSec)))} req/s, p50 ${ms(p50(workload, animals))}, ` +
-        `p99 ${ms(median(mine.map((m) => m.p99Ms)))}`
-    }
-    const [smallest, largest] = [fills[0]!.animals, fills.at(-1)!.animals]
-    const rows = fills.map((fill) => [rate(fill.animals), `${fill.seconds.toFixed(1)} s`,
-      ...(file ? [mib(fill.bytes)] : []), ...SCALE_WORKLOADS.map((w) => cell(w, fill.animals))])
-    rows.push([`p50 at ${rate(largest)} ÷ at ${rate(smallest)}`, '', ...(file ? [''] : []),
+    const sizes = fills.filter((fill) => fill.database === database)
+    const file = (cell: string): string[] => database === 'SQLite' ? [cell] : []
+    const of = (workload: string, animals: number, figure: (m: Measurement) => number): number => median(scale
+      .filter((m) => m.workload === workload && m.target === `${database} ${animals}`).map(figure))
+    const p50 = (w: string, animals: number): number => of(w, animals, (m) => m.p50Ms)
+    const cell = (w: string, animals: number): string => `${rate(of(w, animals, (m) => m.reqPerSec))} req/s, ` +
+      `p50 ${ms(p50(w, animals))}, p99 ${ms(of(w, animals, (m) => m.p99Ms))}`
+    const [smallest, largest] = [sizes[0]!.animals, sizes.at(-1)!.animals]
+    const rows = sizes.map((fill) => [rate(fill.animals), `${fill.seconds.toFixed(1)} s`, ...file(mib(fill.bytes)),
+      ...SCALE_WORKLOADS.map((w) => cell(w, fill.animals))])
+    rows.push([`p50 at ${rate(largest)} ÷ at ${rate(smallest)}`, '', ...file(''),
       ...SCALE_WORKLOADS.map((w) => times(p50(w, largest) / p50(w, smallest)))])
-    const header = ['animals', 'seeded in', ...(file ? ['file'] : [])]
-    lines.push(`### ${database}`, table([...header, ...SCALE_WORKLOADS.map((w) => `${w}: ${REQUESTS[w]}`)], rows))
+    const header = ['animals', 'seeded in', ...file('file'), ...SCALE_WORKLOADS.map((w) => `${w}: ${REQUESTS[w]}`)]
+    lines.push(`### ${database}`, table(header, rows))
   }
   return lines.join('\n\n')
 }
 
 /** The whole report of the closed-loop bench. */
 export function renderReport (input: ReportInput): string {
-  const { options, workloads } = input
-  const main = input.measurements.filter((m) => m.section === 'main')
-  const scale = input.measurements.filter((m) => m.section === 'scale')
-  const [start, end] = input.loadAverages.map((load) => load.toFixed(2))
+  const { options, workloads, main, scale } = input
   const { postgres } = options
+  const [start, end] = input.loadAverages.map((load) => load.toFixed(2))
   const baseline = input.baseline === undefined ? '' : `; beside it the ${input.baseline}`
   const databases = postgres === undefined
     ? 'no PostgreSQL server given: every PostgreSQL target skipped'
@@ -153,6 +139,6 @@ export function renderReport (input: ReportInput): string {
     `- The service: \`${input.serviceArguments}\`, as shipped${baseline}.`
   ].join('\n')
   const tables = workloads.map((workload) => workloadTable(main.filter((m) => m.workload === workload), workload))
-  const scaled = scale.length === 0 ? [] : [scaleSection(input, scale)]
+  const scaled = scale.length === 0 ? [] : [scaleSection(input.fills, scale)]
   return [head, ...tables, comparison(main, workloads), ...scaled].join('\n\n') + '\n'
 }

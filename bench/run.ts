@@ -1,9 +1,7 @@
 /**
- * `npm run bench`: builds the service, seeds the animals, starts the service and its peers afresh
- * for each run, races them workload by workload within it, and prints the markdown report (also
- * written to bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr. Exit
- * code 0 whatever the figures; 1 when something broke (a target failed requests or did not start);
- * 2 for a bad flag; 130 on Ctrl-C.
+ * `npm run bench`: builds the service, seeds the animals, races the service and its peers workload
+ * by workload, each started afresh for every run, and prints the markdown report (also written to
+ * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
  */
 import { spawnSync } from 'node:child_process'
 import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs'
@@ -21,8 +19,6 @@ import { startProcess, startService, stopEveryProcess, type Placement, type Targ
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
 const ROOT = process.cwd()
-const [SERVICE, SERVICE_PG] = ['service', 'service, PostgreSQL']
-
 const [USAGE, OVERLOAD_USAGE] = ['## Running it', '## The overload run']
 
 function parseOptions (argv: string[]) {
@@ -35,8 +31,6 @@ function parseOptions (argv: string[]) {
   if (baseline !== undefined && !isCommit(baseline)) {
     throw new Error(`--baseline: ${baseline} is not a commit`)
   }
-  const sizes = flags.numbers('sizes', smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000],
-    (size) => Number.isInteger(size) && size >= 200, 'integers of 200 or more')
   return {
     duration: smoke ? 0.25 : flags.number('duration', 10, positive, 'a positive number'),
     warmup: smoke ? 0 : flags.number('warmup', 2, (value) => value >= 0, 'a number, 0 or more'),
@@ -48,7 +42,8 @@ function parseOptions (argv: string[]) {
     postgres: flags.postgres,
     baseline,
     scale: flags.given('scale'),
-    sizes,
+    sizes: flags.numbers('sizes', smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000],
+      (size) => Number.isInteger(size) && size >= 200, 'integers of 200 or more'),
     smoke
   }
 }
@@ -64,17 +59,6 @@ const cleanups: Array<() => Promise<void>> = []
 /** A target, how to start it again, the service it is set against, its workloads' requests, its SQLite file. */
 interface Entry {
   target: Target, start: () => Promise<Target>, base: string, spec: (workload: Workload) => LoadSpec, file?: string
-}
-
-/**
- * Replaces each target's process with a new one. A process here keeps for its life a speed up to
- * 20 % off another start's: one process per target would make that draw the result.
- */
-async function restart (entries: Entry[]): Promise<void> {
-  await Promise.all(entries.map(async (entry) => {
-    await entry.target.stop()
-    entry.target = await entry.start()
-  }))
 }
 
 /** Reads a file once so its pages are in the OS page cache, as on a server up for a while. */
@@ -103,41 +87,35 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     analyzes.push(made.analyze)
     return made.url
   }
-  // The service as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
-  const serviceOn = async (name: string, root: string, sqlite: boolean): Promise<() => Promise<Target>> => {
-    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await schema()
-    if (root === ROOT && sqlite) copyFileSync(seeded, url.slice('sqlite:'.length))
-    else await seed(root, url, options.animals)
-    return async () => await startService(name, root, url, where(name))
-  }
-  const peer = async (name: string, script: string, sqlite: boolean): Promise<() => Promise<Target>> => {
-    const DATABASE_URL = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await schema()
-    const env = { DATABASE_URL, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
-    const args = [`${BUILT}peers/${script}.js`]
-    return async () => await startProcess(name, { args, env, cwd: ROOT, readyPath: '/readyz', ...where(name) })
-  }
 
   say('starting the service and its peers')
-  const starts: Array<[string, () => Promise<() => Promise<Target>>]> = []
-  for (const [base, sqlite, suffix] of [[SERVICE, true, ''], [SERVICE_PG, false, ', PostgreSQL']] as const) {
+  // The services (a tree to run) and the peers (a script of bench/peers/), in the report's order.
+  const targets: Array<{ name: string, base: string, sqlite: boolean, root?: string, peer?: string }> = []
+  for (const [base, sqlite] of [['service', true], ['service, PostgreSQL', false]] as const) {
     if (!sqlite && options.postgres === undefined) continue
-    starts.push([base, async () => await serviceOn(base, ROOT, sqlite)])
+    targets.push({ name: base, base, sqlite, root: ROOT })
     const { name, root } = baseline ?? {}
-    if (root !== undefined) starts.push([base, async () => await serviceOn(`${name!}${suffix}`, root, sqlite)])
-    starts.push([base, async () => await peer(sqlite ? 'Fastify app, SQLite' : 'Fastify app, pg', 'fastify', sqlite)],
-      [base, async () => await peer(sqlite ? 'node:http + SQLite' : 'node:http + pg', 'bare', sqlite)])
+    if (root !== undefined) targets.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
+    targets.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
+      { name: `node:http + ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'bare' })
   }
-  // Started together, in the report's order: the peers fill their tables at start, before the analyze.
-  const entries: Entry[] = await Promise.all(starts.map(async ([base, prepared]) => {
-    const start = await prepared()
+  // Started together: the peers fill their tables at start, before the analyze.
+  const entries: Entry[] = await Promise.all(targets.map(async ({ name, base, sqlite, root, peer }) => {
+    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await schema()
+    if (root === ROOT && sqlite) copyFileSync(seeded, url.slice('sqlite:'.length))
+    else if (root !== undefined) await seed(root, url, options.animals)
+    const env = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
+    const args = [`${BUILT}peers/${peer!}.js`]
+    // The service as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
+    const start = root === undefined
+      ? async () => await startProcess(name, { args, env, cwd: ROOT, readyPath: '/readyz', ...where(name) })
+      : async () => await startService(name, root, url, where(name))
     return { target: await start(), start, base, spec: (w: Workload) => workloadSpec(w, API_KEY, options.animals) }
   }))
   // Every table the planner reads has fresh statistics before the first request.
   for (const analyze of analyzes) await analyze()
 
-  const measurements: Measurement[] = []
-  type Section = Measurement['section']
-  const measure = async (section: Section, entry: Entry, workload: Workload, run: number): Promise<void> => {
+  const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
     const { target } = entry
     const spec = entry.spec(workload)
     const load = { origin: target.origin, connections: options.connections, cpus: loadCpus }
@@ -149,21 +127,26 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     const cpuBefore = target.cpuSeconds()
     const result = await runLoad(spec, { ...load, seconds: options.duration })
     const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
-    const { name, peakRss } = target
-    measurements.push({ section, target: name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: peakRss() })
     say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
       `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
+    return { target: target.name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
   }
-  const race = async (what: string, all: Entry[], workloads: readonly Workload[], section: Section): Promise<void> => {
+  const race = async (what: string, all: Entry[], workloads: readonly Workload[], into: Measurement[]) => {
     for (let run = 1; run <= options.runs; run++) {
-      if (run > 1) await restart(all)
+      // A process here keeps for its life a speed up to 20 % off another start's: each run starts them anew.
+      if (run > 1) {
+        await Promise.all(all.map(async (entry) => {
+          await entry.target.stop()
+          entry.target = await entry.start()
+        }))
+      }
       for (const workload of workloads) {
         say(`${what}${workload}, run ${run} of ${options.runs}`)
         // Every other run in reverse order: no target is always the one measured first.
         for (const entry of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
           if (entry.file !== undefined) warmPageCache(entry.file)
-          await measure(section, entry, workload, run)
+          into.push(await measure(entry, workload, run))
         }
       }
     }
@@ -171,29 +154,29 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   }
   // The overload run's smoke first, on the service: its generator, no quota.
   const smoked = options.smoke ? await overloadSmoke(entries[0]!.target, loadCpus, options.animals) : ''
-  await race('', entries, options.workloads, 'main')
+  const main: Measurement[] = []
+  await race('', entries, options.workloads, main)
 
-  const fills: ScaleFill[] = []
+  const [scale, fills]: [Measurement[], ScaleFill[]] = [[], []]
   if (options.scale) {
     const sized: Entry[] = []
     for (const database of ['SQLite', ...(options.postgres === undefined ? [] : ['PostgreSQL'])]) {
       for (const animals of options.sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const file = join(work, `scale-${animals}.db`)
-        const url = database === 'SQLite' ? `sqlite:${file}` : await schema()
+        const file = database === 'SQLite' ? join(work, `scale-${animals}.db`) : undefined
+        const url = file === undefined ? await schema() : `sqlite:${file}`
         const seconds = await seed(ROOT, url, animals)
         const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
-        const bytes = database === 'SQLite' ? size(file) + size(`${file}-wal`) : 0
-        fills.push({ database, animals, seconds, bytes })
+        fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : size(file) + size(`${file}-wal`) })
         const name = `${database} ${animals}`
         const start = async (): Promise<Target> => await startService(name, ROOT, url, where(`scale ${name}`))
         const target = await start()
         const cursors = await deepCursors(target.origin, animals, 1000)
         const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
-        sized.push({ target, start, base: database, spec, file: database === 'SQLite' ? file : undefined })
+        sized.push({ target, start, base: database, spec, file })
       }
     }
-    await race('scale: ', sized, SCALE_WORKLOADS, 'scale')
+    await race('scale: ', sized, SCALE_WORKLOADS, scale)
   }
 
   const report = renderReport({
@@ -204,11 +187,12 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     commit: commitOf(ROOT),
     serviceArguments: `node ${startArguments(ROOT).join(' ')}`,
     baseline: baseline === undefined ? undefined : `${baseline.name}: ${baseline.subject}`,
-    measurements,
+    main,
+    scale,
     fills,
     seconds: (performance.now() - began) / 1000
   }) + smoked
-  const failed = measurements.filter((measurement) => measurement.failed > 0)
+  const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
@@ -222,16 +206,14 @@ async function cleanUp (): Promise<void> {
 // `--overload` is a bench of its own (overload.ts) on the same targets, cleanups and results.
 const argv = process.argv.slice(2)
 const overloadRun = argv.includes('--overload')
-let main: (work: string) => Promise<{ report: string, code: number }>
-let smoke = false
+let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
   if (overloadRun) {
     const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    main = async (work) => await overload(options, work, ROOT, say, cleanups)
+    runBench = async (work) => await overload(options, work, ROOT, say, cleanups)
   } else {
     const options = parseOptions(argv)
-    smoke = options.smoke
-    main = async (work) => await bench(options, work)
+    runBench = async (work) => await bench(options, work)
   }
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).message}\n${usage(overloadRun ? OVERLOAD_USAGE : USAGE)}`)
@@ -241,15 +223,15 @@ const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
 process.once('SIGINT', () => { cleanUp().finally(() => process.exit(130)) })
 let code = 1
 try {
-  const result = await main(work)
+  const result = await runBench(work)
   code = result.code
-  // Printed, and written to bench/results/ (beside the smoke's data for a smoke).
   process.stdout.write(result.report)
-  const results = smoke ? join(work, 'results') : join(ROOT, 'bench/results')
-  const prefix = overloadRun ? 'overload-' : ''
+  // Written to bench/results/, or beside the smoke's data for a smoke.
+  const results = argv.includes('--smoke') ? join(work, 'results') : join(ROOT, 'bench/results')
   mkdirSync(results, { recursive: true })
-  writeFileSync(join(results, `${prefix}${new Date().toISOString().slice(0, 16).replace(':', '-')}.md`), result.report)
-  writeFileSync(join(results, `${prefix}latest.md`), result.report)
+  for (const name of [new Date().toISOString().slice(0, 16).replace(':', '-'), 'latest']) {
+    writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}${name}.md`), result.report)
+  }
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
 } finally {

@@ -1,26 +1,25 @@
-/**
- * The servers under load, each a child process started afresh for every run: the service as users
- * run it (`npm start`'s node arguments on dist/, filled by `petstore seed`), the peers (bench/peers/,
- * compiled to plain JavaScript by `npm run bench`, as the service runs from dist/) and HAProxy.
- * Reads their CPU time and peak RSS from /proc.
- */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+/** The servers under load, each a child process (the service as users run it, the peers, HAProxy), seen from /proc. */
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { once } from 'node:events'
+import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import pg from 'pg'
+import { run } from './baseline.js'
+import { pinned } from './load.js'
 
 export interface Target {
   name: string
   origin: string
-  /** The process and its children. */
+  /** The process: one, as each target runs (the service with WORKERS=1). */
   pids: () => string[]
-  /** User and system CPU seconds of the process and its children so far. */
+  /** User and system CPU seconds of the process so far. */
   cpuSeconds: () => number
-  /** Peak RSS in bytes since the last resetPeakRss(), summed over the process and its children. */
+  /** Peak RSS in bytes since the last resetPeakRss(). */
   peakRss: () => number
   resetPeakRss: () => void
   stop: () => Promise<void>
@@ -39,55 +38,28 @@ function read (path: string): string {
 const EPHEMERAL_FROM = Number(read('/proc/sys/net/ipv4/ip_local_port_range').split(/\s+/)[0]) || 32_768
 const givenPorts = new Set<number>()
 
-/**
- * A port that binds now, below the kernel's range: one found free inside it could be taken by
- * another program's listen(0) or connection (the tests beside the smoke run) before the child binds it.
- */
+/** A port that binds now, below the kernel's range: another program's listen(0) or connection takes none there. */
 export async function freePort (): Promise<number> {
   for (;;) {
     const port = 10_000 + Math.floor(Math.random() * (EPHEMERAL_FROM - 10_000))
     if (givenPorts.has(port)) continue
-    const server = createServer()
-    const bound = await new Promise<boolean>((resolve) => {
-      server.once('error', () => { resolve(false) })
-      server.listen(port, '127.0.0.1', () => { resolve(true) })
-    })
-    if (!bound) continue
-    await new Promise((resolve) => server.close(resolve))
+    const server = createServer().listen(port, '127.0.0.1')
+    if (!await once(server, 'listening').then(() => true, () => false)) continue
     givenPorts.add(port)
+    await once(server.close(), 'close')
     return port
   }
 }
 
-/** The fields of /proc/PID/stat after the parenthesised name: state, ppid, … */
-function statFields (pid: string): string[] {
-  const stat = read(`/proc/${pid}/stat`)
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-}
-
-/** A process and its descendants (the service's cluster workers), from /proc. */
-function processTree (pid: number): string[] {
-  const parents = readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => [name, statFields(name)[1]])
-  const pids = [String(pid)]
-  for (let i = 0; i < pids.length; i++) for (const [child, parent] of parents) if (parent === pids[i]) pids.push(child!)
-  return pids
-}
-
-/** User and system CPU seconds of these processes so far. */
-export function cpuSecondsOf (pids: string[]): number {
-  return pids.reduce((sum, pid) => {
-    const fields = statFields(pid)
-    return sum + Number(fields[11] ?? 0) + Number(fields[12] ?? 0)
-  }, 0) / 100
-}
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null
 
 async function stopChild (child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
+  if (exited(child)) return
+  const exit = once(child, 'exit')
   child.kill('SIGTERM')
-  if (await Promise.race([exited.then(() => true), sleep(15_000, false, { ref: false })])) return
+  if (await Promise.race([exit.then(() => true), sleep(15_000, false, { ref: false })])) return
   child.kill('SIGKILL')
-  await exited
+  await exit
 }
 
 /** Stops every process the bench started that still runs (Ctrl-C, a failure). */
@@ -118,50 +90,48 @@ export interface Start extends Placement {
 export async function startProcess (name: string, options: Start): Promise<Target> {
   const port = options.port ?? await freePort()
   const log = openSync(options.logFile, 'w')
-  const program = [options.command ?? process.execPath, ...options.args]
-  const [command, ...args] = options.cpus === undefined ? program : ['taskset', '-c', options.cpus, ...program]
+  const [command, args] = pinned(options.cpus, options.args, options.command)
   // Only what it is told: no setting of the shell that runs the bench (DATABASE_URL, OTEL_*) leaks in.
   const env = { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env }
-  const child = spawn(command!, args, { cwd: options.cwd, env, stdio: ['ignore', log, log] })
+  const child = spawn(command, args, { cwd: options.cwd, env, stdio: ['ignore', log, log] })
   closeSync(log)
   live.add(child)
   child.once('exit', () => live.delete(child))
   const origin = `http://127.0.0.1:${port}`
-  const tree = (): string[] => processTree(child.pid!)
-  const rss = (pid: string): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`/proc/${pid}/status`))?.[1] ?? 0) * 1024
+  const proc = `/proc/${child.pid!}`
   const target: Target = {
     name,
     origin,
-    pids: tree,
-    cpuSeconds: () => cpuSecondsOf(tree()),
-    peakRss: () => tree().reduce((sum, pid) => sum + rss(pid), 0),
+    pids: () => [String(child.pid)],
+    cpuSeconds: () => {
+      // utime and stime, in ticks of 1/100 s, the 14th and 15th fields of stat (proc(5)), counted after the name.
+      const stat = read(`${proc}/stat`)
+      const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13)
+      return (Number(utime ?? 0) + Number(stime ?? 0)) / 100
+    },
+    peakRss: () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`${proc}/status`))?.[1] ?? 0) * 1024,
     // Writing 5 to clear_refs resets VmHWM (proc(5)): each workload gets its own peak.
-    resetPeakRss: () => { for (const pid of tree()) try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch {} },
+    resetPeakRss: () => { try { writeFileSync(`${proc}/clear_refs`, '5') } catch {} },
     stop: async () => { await stopChild(child) }
   }
   for (const deadline = Date.now() + 60_000; ;) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+    if (exited(child) || Date.now() > deadline) {
       await target.stop()
       const tail = read(options.logFile).split('\n').slice(-15).join('\n')
       throw new Error(`${name} did not start; its log ${options.logFile} ends:\n${tail}`)
     }
-    const status = await fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2_000) })
-      .then(async (response) => { await response.arrayBuffer(); return response.status }, () => 0)
-    if (status === 200) return target
+    const signal = AbortSignal.timeout(2_000)
+    const response = await fetch(`${origin}${options.readyPath}`, { signal }).catch(() => undefined)
+    await response?.arrayBuffer()
+    if (response?.status === 200) return target
     await sleep(50)
   }
 }
 
-/** `node dist/cli/main.js ARGS` of the tree at `root`, its stdout to a file if given; throws its stderr if it fails. */
-export async function petstore (root: string, args: string[], stdout?: string): Promise<void> {
-  const out = stdout === undefined ? 'ignore' : openSync(stdout, 'w')
-  const cli = join(root, 'dist/cli/main.js')
-  const child = spawn(process.execPath, [cli, ...args], { cwd: root, stdio: ['ignore', out, 'pipe'] })
-  if (typeof out === 'number') closeSync(out)
-  let stderr = ''
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
-  const code = await new Promise((resolve, reject) => { child.once('error', reject); child.once('close', resolve) })
-  if (code !== 0) throw new Error(`petstore ${args.join(' ')} failed: ${stderr}`)
+/** `node dist/cli/main.js ARGS` of the tree at `root`; its stdout; throws its stderr if it fails. */
+export async function petstore (root: string, args: string[]): Promise<string> {
+  const cli = [join(root, 'dist/cli/main.js'), ...args]
+  return (await promisify(execFile)(process.execPath, cli, { cwd: root, maxBuffer: 2 ** 30 })).stdout
 }
 
 /** `petstore seed` of `count` animals on `url`; its seconds. */
@@ -179,10 +149,7 @@ export function startArguments (root: string): string[] {
 
 const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
 
-/**
- * The service of the tree at `root` on `databaseUrl` as shipped, every feature on, the rate limit
- * counting but never reached; `env` adds or overrides settings.
- */
+/** The service of the tree at `root` on `databaseUrl` as shipped, the rate limit never reached; `env` overrides. */
 export async function startService (name: string, root: string, databaseUrl: string, where: Placement,
   env: Record<string, string> = {}): Promise<Target> {
   const METRICS_PORT = String(await freePort())
@@ -195,30 +162,23 @@ export async function startService (name: string, root: string, databaseUrl: str
   })
 }
 
-/**
- * `npm run build` (unless `reuse` finds dist/), `petstore seed` of `animals` into `work/seeded.db`
- * and `petstore export` of them for the peers.
- */
+/** `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers. */
 export async function prepare (root: string, work: string, animals: number, say: (text: string) => void,
   reuse = false): Promise<{ seeded: string, animalsFile: string }> {
   if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
     say('npm run build')
-    const built = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' }).status === 0
-    if (!built) throw new Error('npm run build failed')
+    run(root, 'npm', ['run', '--silent', 'build'])
   }
   say(`petstore seed: ${animals} animals; petstore export for the peers`)
   const [seeded, animalsFile] = [join(work, 'seeded.db'), join(work, 'animals.jsonl')]
   await seed(root, `sqlite:${seeded}`, animals)
-  await petstore(root, ['export', '--database-url', `sqlite:${seeded}`], animalsFile)
+  writeFileSync(animalsFile, await petstore(root, ['export', '--database-url', `sqlite:${seeded}`]))
   return { seeded, animalsFile }
 }
 
 export interface Schema { url: string, analyze: () => Promise<void>, drop: () => Promise<void> }
 
-/**
- * A schema of its own on the PostgreSQL server at `adminUrl`, and the URL that puts it first in
- * search_path; `drop()` removes it with everything in it.
- */
+/** A schema of its own at `adminUrl` and a URL with it first in search_path; `drop()` removes it and all in it. */
 export async function createSchema (adminUrl: string): Promise<Schema> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
@@ -239,10 +199,7 @@ export async function createSchema (adminUrl: string): Promise<Schema> {
   }
 }
 
-/**
- * `count` cursors of pages spread over the deeper half of animals 1..`animals`, each taken from
- * the `Link` of a page on a walk through the list: only the service makes its cursors.
- */
+/** `count` cursors over the deeper half of 1..`animals`, from the `Link`s of a walk: only the service makes them. */
 export async function deepCursors (origin: string, animals: number, count: number): Promise<string[]> {
   // Pages as small as gives `count` cursors in the deeper half, at most the largest page (100).
   const limit = Math.min(100, Math.max(1, Math.floor(animals / 2 / count)))
