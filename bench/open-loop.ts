@@ -1,42 +1,34 @@
 /**
- * The open-loop load process of the overload run, started once and given one job at a time over
- * IPC (so its code is compiled and its heap grown before the runs that count): arrivals at a fixed
- * rate whatever the server does, each sent on an idle keep-alive socket or a new one, up to
- * `sockets`. Latency counts from the scheduled arrival; a request not answered within `deadlineMs`
- * is a timeout and its socket is reset. Raw `net` sockets and a minimal HTTP/1.1 reader, by hand:
- * autocannon is closed loop, and `node:http`'s agent costs more a request.
+ * The overload run's open-loop generator, given a job at a time over IPC: arrivals at a fixed rate whatever the
+ * server does, each on an idle keep-alive socket or a new one; an answer not in within `deadlineMs` of its schedule
+ * is a timeout, its socket reset. Raw `net` and a minimal HTTP/1.1 reader: `node:http`'s agent costs more.
  */
-import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { noOutcome, type LoadJob, type LoadOutcome } from './load.js'
 
+/** `seq`: > 0 a request in flight, 0 idle, -1 discarded. */
 interface Conn { socket: Socket, seq: number, scheduled: number, buffer: Buffer | undefined }
 
 const p99 = (values: number[]): number | null =>
   values.length === 0 ? null : values.sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1]!
-/** The second field of /proc/self/schedstat: nanoseconds runnable, waiting for a CPU (0 where there is none). */
-const waitedNs = (): number => {
-  try { return Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]) } catch { return 0 }
-}
 
+// Every socket reads into this one buffer and answers are parsed there: a read leaves nothing to collect.
 const READ_BUFFER = Buffer.alloc(65_536)
 
 /** Runs one job to its end: its arrivals sent, each answered or timed out. */
 async function runJob (job: LoadJob): Promise<LoadOutcome> {
   const { hostname, port } = new URL(job.origin)
-  const { spec } = job
+  const { spec, deadlineMs } = job
   const request = Buffer.from(`${spec.method} ${spec.path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
     Object.entries(spec.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
     (spec.body === undefined ? '\r\n' : `content-length: ${Buffer.byteLength(spec.body)}\r\n\r\n${spec.body}`))
   const interval = 1000 / job.rate
   const total = Math.round(job.seconds * job.rate)
-  const goodMs: number[] = []
-  const refusedMs: number[] = []
   const out = noOutcome()
-  // FIFO queues as arrays with a head index: arrivals waiting for a socket, and sends in order of
-  // deadline (parallel arrays: no object a request to outlive the young generation).
-  const waiting: number[] = []
-  let waitingHead = 0
+  const refusedMs: number[] = []
+  // Sends in order of deadline, read from a head index (parallel arrays: no object a request outlives the young
+  // generation), never trimmed: a job's arrivals fit.
   const sentConn: Conn[] = []
   const sentSeq: number[] = []
   let sentHead = 0
@@ -45,52 +37,51 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
   const spare: Conn[] = []
   let open = 0
   let seq = 0
-  const cpuStart = process.cpuUsage()
-  const waitedStart = waitedNs()
   const start = performance.now() + 20
   const end = start + job.seconds * 1000
 
   function settle (conn: Conn, answer: 'good' | 'refused' | 'other' | 'timeouts' | 'errors', now: number): void {
     const latency = now - conn.scheduled
-    // An answer after the deadline (read before this tick's expire) is a timeout all the same.
-    const outcome = answer !== 'errors' && latency > job.deadlineMs ? 'timeouts' : answer
+    // An answer after the deadline (read before this tick's timeouts) is a timeout all the same.
+    const outcome = answer !== 'errors' && latency > deadlineMs ? 'timeouts' : answer
     out[outcome]++
-    if (outcome === 'good') goodMs.push(latency)
-    else if (outcome === 'refused') refusedMs.push(latency)
+    if (outcome === 'refused') refusedMs.push(latency)
     conn.seq = 0
     conn.buffer = undefined
   }
 
-  function drop (conn: Conn): void {
+  /** Takes a socket out of use; its 'close' makes it a spare. */
+  function discard (conn: Conn, reset: boolean): void {
     open--
     const at = idle.indexOf(conn)
     if (at !== -1) idle.splice(at, 1)
+    conn.seq = -1
+    // A reset waits for the connection (its SYN may lie in a full accept queue for seconds): destroyed at once.
+    if (reset && !conn.socket.connecting) conn.socket.resetAndDestroy()
+    else conn.socket.destroy()
   }
 
-  /** An answer's bytes, read into the shared buffer: parsed there, copied only when the answer is incomplete. */
-  function onData (conn: Conn, chunk: Buffer): void {
-    if (conn.seq <= 0) return
+  /** An answer's bytes, in the shared buffer: parsed there, copied only while incomplete. True: read on. */
+  function onData (conn: Conn, chunk: Buffer): boolean {
+    if (conn.seq <= 0) return true
     const buffer = conn.buffer === undefined ? chunk : Buffer.concat([conn.buffer, chunk])
-    conn.buffer = undefined
     const headEnd = buffer.indexOf('\r\n\r\n')
-    if (headEnd === -1) { conn.buffer = Buffer.from(buffer); return }
-    const head = buffer.toString('latin1', 0, headEnd)
+    const head = headEnd === -1 ? '' : buffer.toString('latin1', 0, headEnd)
     const length = /\r\ncontent-length: *(\d+)/i.exec(head)
-    const incomplete = length !== null
-      ? buffer.length < headEnd + 4 + Number(length[1])
-      : /\r\ntransfer-encoding: *chunked/i.test(head) && buffer.indexOf('\r\n0\r\n\r\n', headEnd) === -1
-    if (incomplete) { conn.buffer = Buffer.from(buffer); return }
+    const complete = headEnd !== -1 && (length !== null
+      ? buffer.length >= headEnd + 4 + Number(length[1])
+      : !/\r\ntransfer-encoding: *chunked/i.test(head) || buffer.includes('\r\n0\r\n\r\n', headEnd))
+    if (!complete) {
+      conn.buffer = Buffer.from(buffer)
+      return true
+    }
     const now = performance.now()
     const status = Number(head.slice(9, 12))
     settle(conn, status >= 200 && status < 300 ? 'good' : status === 503 ? 'refused' : 'other', now)
-    if (/\r\nconnection: *close/i.test(head)) {
-      drop(conn)
-      conn.seq = -1
-      conn.socket.destroy()
-    } else {
-      idle.push(conn)
-    }
+    if (/\r\nconnection: *close/i.test(head)) discard(conn, false)
+    else idle.push(conn)
     pump(now)
+    return true
   }
 
   function newConn (): Conn {
@@ -101,19 +92,14 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
       return reused
     }
     const conn: Conn = { socket: undefined as unknown as Socket, seq: 0, scheduled: 0, buffer: undefined }
-    // Read into one buffer for all sockets (answers are parsed as they come): no memory to collect a read.
-    const callback = (bytes: number, buffer: Uint8Array): boolean => {
-      onData(conn, (buffer as Buffer).subarray(0, bytes))
-      return true
-    }
+    const callback = (bytes: number, buffer: Uint8Array): boolean => onData(conn, (buffer as Buffer).subarray(0, bytes))
     const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback } })
     conn.socket = socket
     socket.on('connect', () => { if (conn.seq > 0) socket.write(request) })
     socket.on('error', () => {})
     socket.on('close', () => {
-      // seq: > 0 a request in flight, 0 idle, -1 already dropped.
       if (conn.seq > 0) settle(conn, 'errors', performance.now())
-      if (conn.seq !== -1) drop(conn)
+      if (conn.seq !== -1) discard(conn, false)
       conn.seq = 0
       spare.push(conn)
       pump(performance.now())
@@ -121,79 +107,44 @@ async function runJob (job: LoadJob): Promise<LoadOutcome> {
     return conn
   }
 
-  /**
-   * Queues the arrivals due by `now` and sends those waiting, oldest first, while a socket is idle
-   * or one may be opened. Called on every answer too, so a burst of answers delays no send.
-   */
+  /** Sends the arrivals due by `now`, each on an idle socket or a new one; called on each answer too. */
   function pump (now: number): void {
-    while (out.arrivals < total && start + out.arrivals * interval <= now) {
-      waiting.push(start + out.arrivals * interval)
-      out.arrivals++
-    }
-    while (waitingHead < waiting.length && (idle.length > 0 || open < job.sockets)) {
-      const scheduled = waiting[waitingHead++]!
-      // Past its deadline while it waited: the client gave up, unsent (a late send too).
-      if (scheduled + job.deadlineMs <= now) { out.timeouts++; out.late++; continue }
-      const conn = idle.pop() ?? newConn()
-      if (now - scheduled > job.lateMs) out.late++
-      conn.seq = ++seq
+    for (; out.arrivals < total && start + out.arrivals * interval <= now; out.arrivals++) {
+      const scheduled = start + out.arrivals * interval
+      const conn = idle.pop() ?? (open < job.sockets ? newConn() : undefined)
+      // Late past lateMs; never sent, every socket the job may open in use: late, and a timeout.
+      if (conn === undefined || now - scheduled > job.lateMs) out.late++
+      if (conn === undefined) {
+        out.timeouts++
+        continue
+      }
       conn.scheduled = scheduled
+      conn.seq = ++seq
       sentConn.push(conn)
       sentSeq.push(conn.seq)
-      // A connecting socket sends on 'connect': no write left pending in a socket reset before it
-      // connects, then used again.
+      // A connecting socket sends on 'connect': no write left pending in a socket reset before it connects.
       if (!conn.socket.connecting) conn.socket.write(request)
     }
   }
 
-  /**
-   * Times out what passed its deadline: in flight (its socket reset, a new one opened on demand)
-   * or still waiting for a socket. Resets take at most 2 ms a tick, the rest the next: sends come
-   * first (a request answered meanwhile is still a timeout, by its latency).
-   */
-  function expire (now: number): void {
+  // A tick sends what is due, then times out the sends past their deadline: at most 2 ms of resets, sends first.
+  for (;;) {
+    const now = performance.now()
+    pump(now)
     // Sends leave in the order of their schedules, so of their deadlines; a settled one is skipped.
-    const began = performance.now()
-    for (; sentHead < sentConn.length && performance.now() - began < 2; sentHead++) {
+    for (const began = performance.now(); sentHead < sentConn.length && performance.now() - began < 2; sentHead++) {
       const conn = sentConn[sentHead]!
       if (conn.seq !== sentSeq[sentHead]) continue
-      if (conn.scheduled + job.deadlineMs > now) break
+      if (conn.scheduled + deadlineMs > now) break
       settle(conn, 'timeouts', now)
-      drop(conn)
-      conn.seq = -1
-      // A reset waits for the connection (its SYN may lie in a full accept queue for seconds): destroyed at once.
-      if (conn.socket.connecting) conn.socket.destroy()
-      else conn.socket.resetAndDestroy()
+      discard(conn, true)
     }
-    while (waitingHead < waiting.length && waiting[waitingHead]! + job.deadlineMs <= now) {
-      // Never sent: a late send too.
-      waitingHead++
-      out.timeouts++
-      out.late++
-    }
-    if (sentHead > 4096) { sentConn.splice(0, sentHead); sentSeq.splice(0, sentHead); sentHead = 0 }
-    if (waitingHead > 4096) { waiting.splice(0, waitingHead); waitingHead = 0 }
+    if (now >= end && sentHead === sentConn.length) break
+    await sleep(1)
   }
-
-  return await new Promise((resolve) => {
-    const tick = (): void => {
-      const now = performance.now()
-      pump(now)
-      expire(now)
-      if (now < end || waitingHead < waiting.length || sentHead < sentConn.length) {
-        setTimeout(tick, 1)
-        return
-      }
-      const cpu = process.cpuUsage(cpuStart)
-      out.cpuSeconds = (cpu.user + cpu.system) / 1e6
-      out.waitedMs = (waitedNs() - waitedStart) / 1e6
-      out.goodP99Ms = p99(goodMs)
-      out.refusedP99Ms = p99(refusedMs)
-      for (const conn of idle.splice(0)) { conn.seq = -1; conn.socket.destroy() }
-      resolve(out)
-    }
-    tick()
-  })
+  out.refusedP99Ms = p99(refusedMs)
+  for (const conn of [...idle]) discard(conn, false)
+  return out
 }
 
 // One job a message, its outcome the answer; the process ends when the bench disconnects.

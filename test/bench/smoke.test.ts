@@ -38,7 +38,7 @@ describe('npm run bench -- --smoke', () => {
     for (const level of ['capacity (closed loop)', '0.8×']) {
       const row = overload.split('\n').find((line) => line.startsWith(`| service | ${level}`))
       assert.ok(row !== undefined, `no overload row for ${level} in:\n${stdout}`)
-      const [goodput, , , , , , timeouts, failed] = row.split('|').slice(4, 12).map((cell) => cell.trim())
+      const [goodput, , , , , timeouts, failed] = row.split('|').slice(3, 10).map((cell) => cell.trim())
       assert.ok(Number(goodput!.replaceAll(',', '')) > 0, `the service served nothing at ${level}: ${row}`)
       assert.match(timeouts!, /^[0-9.]+ %$/)
       assert.equal(failed, '0', `failed requests at ${level}: ${row}`)
