@@ -54,19 +54,12 @@ export interface LoadOutcome {
   errors: number
   /** Arrivals sent more than lateMs after their schedule, or never. */
   late: number
-  goodP99Ms: number | null
   refusedP99Ms: number | null
-  /** User and system CPU seconds of the generator over the run. */
-  cpuSeconds: number
-  /** Milliseconds its thread waited for a CPU while runnable (/proc schedstat): what a neighbour on its core took. */
-  waitedMs: number
 }
 
 /** An outcome of nothing yet. */
 export function noOutcome (): LoadOutcome {
-  const counts = { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0 }
-  const idle = { goodP99Ms: null, refusedP99Ms: null, cpuSeconds: 0, waitedMs: 0 }
-  return { ...counts, ...idle }
+  return { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }
 }
 
 /** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */
