@@ -32,7 +32,7 @@ export interface ReportInput {
   seconds: number
 }
 
-export function median (values: number[]): number {
+function median (values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
@@ -42,7 +42,7 @@ export const rate = (value: number): string => Math.round(value).toLocaleString(
 export const ms = (value: number | null): string => value === null ? '–' : `${value.toFixed(value < 10 ? 2 : 1)} ms`
 export const times = (value: number): string => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
 const us = (value: number): string => `${value < 10 ? value.toFixed(1) : Math.round(value)} µs`
-export const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
+const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
 
 /** The median of some values and, with more than one, their range: `12,345 (11,900–12,800)`. */
 export function spread (values: number[], format: (value: number) => string): string {
