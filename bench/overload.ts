@@ -99,15 +99,18 @@ interface Cell { workload: Workload, database: string, regime: number, level: st
 /** A measured run; `cpu`: seconds of the process the load reached; `r`: of a run refused whole only. */
 interface Run extends Cell { subject: string, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
 
-/** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its one server and its 503 file replaced. */
+/** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its servers (one) and its 503 file replaced. */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
   const port = await freePort()
-  let servers = 0
   const { host } = new URL(service.origin)
-  const config = readFileSync(join(root, 'deploy/haproxy/petstore.cfg'), 'utf8')
+  const recipe = readFileSync(join(root, 'deploy/haproxy/petstore.cfg'), 'utf8')
+  // Each backend's first server is the service; the others go.
+  const first = /^ *server (\S+)/m.exec(recipe)![1]
+  const config = recipe
     .replace(/^( *bind ).*$/m, `$1127.0.0.1:${port}`)
     .replace(/^( *errorfile 503 ).*$/m, `$1${join(root, 'deploy/haproxy/petstore-503.http')}`)
-    .replace(/^( *server \S+ )\S+(.*\n)/gm, (_, head: string, tail: string) => servers++ > 0 ? '' : head + host + tail)
+    .replace(/^( *server (\S+) )\S+(.*\n)/gm, (_, head: string, name: string, tail: string) =>
+      name === first ? head + host + tail : '')
   const file = join(work, `haproxy-${port}.cfg`)
   writeFileSync(file, config)
   const where = { cpus, logFile: `${file}.log`, cwd: work, readyPath: '/readyz', env: {}, port }

@@ -33,18 +33,18 @@ export function haproxyMissing (): string | false {
 }
 
 /**
- * The recipe with its frontend bound to `port`, its servers at `instances` (host:port, each server
- * line's parameters kept) and its errorfile read from this checkout.
+ * The recipe with its frontend bound to `port`, each backend's servers at `instances` (host:port,
+ * the first server line's parameters kept, `track` naming the same instance) and its errorfile
+ * read from this checkout.
  * @example recipeSections(8000, ['127.0.0.1:8001', '127.0.0.1:8002'])
  */
 export function recipeSections (port: number, instances: string[]): string[][] {
   const recipe = readFileSync(HAPROXY_RECIPE, 'utf8')
-  const servers = [...recipe.matchAll(/^( *)server \S+ \S+(.*)$/gm)]
-  if (servers.length === 0) throw new Error('no server line in the recipe')
-  const [, indent, parameters] = servers[0]!
-  const lines = instances.map((instance, n) => `${indent}server instance${n + 1} ${instance}${parameters}`).join('\n')
+  if (!/^ *server /m.test(recipe)) throw new Error('no server line in the recipe')
+  const servers = (_: string, indent: string, parameters: string): string => instances.map((instance, n) =>
+    `${indent}server instance${n + 1} ${instance}${parameters.replace(/\btrack (\S+)\/\S+/, `track $1/instance${n + 1}`)}\n`).join('')
   return [recipe
-    .replace(servers.map((match) => match[0]).join('\n'), lines)
+    .replace(/^( *)server \S+ \S+(.*)\n(?:\1server .*\n)*/gm, servers)
     .replace(/^( *)bind \S+$/m, `$1bind 127.0.0.1:${port}`)
     .replace(/^( *errorfile 503) \S+$/m, `$1 ${HAPROXY_REFUSAL}`)
     .split('\n')]
