@@ -19,6 +19,7 @@ export interface BatchPolicy {
 class Entry<I, O> implements Waiter {
   since = 0
   state: Waiter['state'] = 'waiting'
+  readonly batched = true
 
   constructor (readonly item: I, readonly resolve: (out: O) => void, readonly refused: (err: unknown) => void,
     private readonly turnCame: (entry: Entry<I, O>) => Promise<void>) {}

@@ -2,7 +2,8 @@
  * The connections a store's calls take in turn: at most `size` holders at once (PostgreSQL's
  * pool, SQLite's writer thread), the others waiting first come, first served. The wait is bounded
  * where a queue of the service's own stands: a call with more calls ahead of it than one turn of
- * the connections serves is refused with ConnectionWaitExceeded past `maxWaitMs`; a call the next
+ * the connections serves (a batch of creates counted as the one call it is) is refused with
+ * ConnectionWaitExceeded past `maxWaitMs`; a call the next
  * turn serves waits for that turn however slow it is (a slow disk, a slow database: the store's
  * own timeouts bound it), since refusing it would serve nobody sooner. How long the oldest call has
  * waited, while a call asking now would wait beyond the next turn, is read from memory, for each
@@ -22,6 +23,8 @@ export interface Waiter {
   since: number
   /** Set by the slots: `gone` once refused or left. */
   state: 'waiting' | 'granted' | 'gone'
+  /** A create that goes with the others waiting (src/store/batcher.ts): `perTurn` of them take one connection's turn. */
+  batched?: true
   granted: () => void
   refused: (err: Error) => void
 }
@@ -31,18 +34,27 @@ const GRANTED_AT_ONCE = Promise.resolve()
 /** @example const slots = new Slots(10, 1_000); await slots.take(); try { … } finally { slots.release() } */
 export class Slots implements ConnectionWaits {
   readonly #maxWaitMs: number
-  readonly turn: number
+  readonly #perTurn: number
+  /** What one turn of the connections serves, in shares: a batched waiter is one, any other `perTurn`. */
+  readonly #turn: number
   #free: number
   // First come, first served; waiters gone are skipped when met.
   readonly #queue: Waiter[] = []
   #waiting = 0
+  /** The shares of the turns the waiters take. */
+  #shares = 0
   #timer: NodeJS.Timeout | undefined
 
-  /** @param perTurn the calls one connection serves in a turn: a batch of creates on SQLite's writer, else one */
+  /** @param perTurn the batched waiters one connection serves in a turn: a batch of creates */
   constructor (size: number, maxWaitMs: number, perTurn = 1) {
     this.#free = size
     this.#maxWaitMs = maxWaitMs
-    this.turn = size * perTurn
+    this.#perTurn = perTurn
+    this.#turn = size * perTurn
+  }
+
+  #share (waiter: Waiter): number {
+    return waiter.batched === true ? 1 : this.#perTurn
   }
 
   /** A slot, now if one is free and nobody waits first: then it is the caller's, to release. */
@@ -58,8 +70,9 @@ export class Slots implements ConnectionWaits {
     waiter.state = 'waiting'
     this.#queue.push(waiter)
     this.#waiting++
+    this.#shares += this.#share(waiter)
     // Beyond the next turn: its wait is bounded (none before it is).
-    if (this.#waiting > this.turn) this.#timer ??= setTimeout(this.#expire, this.#maxWaitMs)
+    if (this.#shares > this.#turn) this.#timer ??= setTimeout(this.#expire, this.#maxWaitMs)
   }
 
   /** A slot, waited for if need be; rejects with ConnectionWaitExceeded past the bound. */
@@ -73,6 +86,7 @@ export class Slots implements ConnectionWaits {
     if (waiter.state !== 'waiting') return
     waiter.state = 'gone'
     this.#waiting--
+    this.#shares -= this.#share(waiter)
     this.#stopTimerIfNoneBeyondTurn()
   }
 
@@ -85,6 +99,7 @@ export class Slots implements ConnectionWaits {
     }
     next.state = 'granted'
     this.#waiting--
+    this.#shares -= this.#share(next)
     this.#stopTimerIfNoneBeyondTurn()
     next.granted()
   }
@@ -94,26 +109,26 @@ export class Slots implements ConnectionWaits {
   }
 
   oldestMs (): number {
-    if (this.#waiting < this.turn) return 0
+    if (this.#shares < this.#turn) return 0
     const oldest = this.#next(false)
     return oldest === undefined ? 0 : performance.now() - oldest.since
   }
 
   /** The timer keeps the process up only while someone waits beyond the next turn. */
   #stopTimerIfNoneBeyondTurn (): void {
-    if (this.#waiting > this.turn || this.#timer === undefined) return
+    if (this.#shares > this.#turn || this.#timer === undefined) return
     clearTimeout(this.#timer)
     this.#timer = undefined
   }
 
   /** The first waiter the next turn will not serve. */
   #oldestBeyondTurn (): Waiter | undefined {
-    if (this.#waiting <= this.turn) return undefined
+    if (this.#shares <= this.#turn) return undefined
     let ahead = 0
     for (const waiter of this.#queue) {
       if (waiter.state !== 'waiting') continue
-      if (ahead === this.turn) return waiter
-      ahead++
+      ahead += this.#share(waiter)
+      if (ahead > this.#turn) return waiter
     }
     return undefined
   }
@@ -131,6 +146,7 @@ export class Slots implements ConnectionWaits {
     for (let oldest = this.#oldestBeyondTurn(); oldest !== undefined && now - oldest.since >= this.#maxWaitMs; oldest = this.#oldestBeyondTurn()) {
       oldest.state = 'gone'
       this.#waiting--
+      this.#shares -= this.#share(oldest)
       oldest.refused(new ConnectionWaitExceeded(this.#maxWaitMs))
     }
     const oldest = this.#oldestBeyondTurn()

@@ -131,8 +131,6 @@ export const POOL_WAIT_DEFAULT_MS = 1_000
 
 /** The calls waiting for a connection (src/store/slots.ts), read from memory: never a call to the database. */
 export interface ConnectionWaits {
-  /** The calls one turn of the connections serves: PostgreSQL's pool size; on SQLite, a batch of creates. */
-  readonly turn: number
   /** Calls waiting now. */
   count: () => number
   /** How long the oldest of them has waited, in ms, while a call asking now would wait beyond the next turn of the connections; else 0. */

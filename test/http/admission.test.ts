@@ -14,6 +14,7 @@ import { TEST_KEY } from '../support/constants.js'
 import { loopThreadTimes } from '../../src/process/loop-thread.js'
 import { exportPages } from '../../src/store/export-pages.js'
 import { POOL_SIZE_DEFAULT } from '../../src/store/postgres/store.js'
+import { CREATE_BATCHES as SQLITE_CREATE_BATCHES } from '../../src/store/sqlite/store.js'
 import { backends, errorBody, get, post, startTestServer, until, type TestServer } from '../support/helper.js'
 
 const REFUSAL = { code: 'unavailable', message: 'the service is at capacity; retry in 1 s', status: 503 }
@@ -153,6 +154,8 @@ async function holdLock (backend: string, server: TestServer, exclusive: boolean
 
 /** The calls that hold a connection while the database does not answer: PostgreSQL's pool; SQLite's writer, with the first create. */
 const HOLDERS = { sqlite: 1, postgres: POOL_SIZE_DEFAULT, pgbouncer: POOL_SIZE_DEFAULT }
+/** The keyed creates one turn serves: a batch of SQLite's writer; on PostgreSQL, each is a statement of its own. */
+const TURN = { sqlite: SQLITE_CREATE_BATCHES.maxBatch, postgres: POOL_SIZE_DEFAULT, pgbouncer: POOL_SIZE_DEFAULT }
 
 for (const backend of backends()) {
   describe(`${backend.name}: admission with a database that does not answer`, { skip: backend.skip }, () => {
@@ -169,11 +172,12 @@ for (const backend of backends()) {
       const { waits } = server.store
       const waiting = [create('waiting-0')]
       await sleep(50)
-      waiting.push(...Array.from({ length: HOLDERS[backend.name] - 1 + waits.turn + 5 }, async (_, i) => await create(`waiting-${i + 1}`)))
+      const turn = TURN[backend.name]
+      waiting.push(...Array.from({ length: HOLDERS[backend.name] - 1 + turn + 5 }, async (_, i) => await create(`waiting-${i + 1}`)))
       let refused = 0
       for (const response of waiting) void response.then((answer) => { if (answer.status === 503) refused++ })
       // Every call in the queue or refused, and the oldest waiting past MAX_QUEUE_DELAY, however long a busy machine takes.
-      await until(() => waits.count() + refused === waits.turn + 5 && waits.oldestMs() > 500, 10_000)
+      await until(() => waits.count() + refused === turn + 5 && waits.oldestMs() > 500, 10_000)
       const burst = Array.from({ length: 40 }, async (_, i) => i % 2 === 0 ? await create(`burst-${i}`) : await get(server, '/pets'))
       for (const response of burst) await assertRefused(response, 1_000)
       for (const path of ['/healthz', '/readyz', '/readyz/process']) assert.equal((await fetch(`${server.origin}${path}`)).status, 200, path)

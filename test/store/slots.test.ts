@@ -10,6 +10,12 @@ function waiter (told: string[], name: string): Waiter {
   return { since: 0, state: 'waiting', granted: () => told.push(`${name} granted`), refused: () => told.push(`${name} refused`) }
 }
 
+/** A slot for a create that goes with the others waiting (as the Batcher's are): a share of a turn. */
+async function takeBatched (slots: Slots): Promise<void> {
+  if (slots.tryTake()) return
+  await new Promise<void>((resolve, reject) => { slots.wait({ since: 0, state: 'waiting', batched: true, granted: resolve, refused: reject }) })
+}
+
 describe('Slots: turns for a connection, each wait beyond the next turn bounded', () => {
   it('grants free slots at once, then in the order asked, and counts who waits and for how long', async () => {
     const slots = new Slots(2, 1_000)
@@ -50,10 +56,10 @@ describe('Slots: turns for a connection, each wait beyond the next turn bounded'
   it('tells how long the oldest waited only while a call asking now would wait beyond the next turn', async () => {
     const slots = new Slots(1, 1_000, 3)
     assert.equal(slots.tryTake(), true)
-    const waiting = [slots.take(), slots.take()]
+    const waiting = [takeBatched(slots), takeBatched(slots)]
     await sleep(30)
     assert.equal(slots.oldestMs(), 0, 'two wait: a third would be served by the next turn too')
-    waiting.push(slots.take())
+    waiting.push(takeBatched(slots))
     assert.ok(slots.oldestMs() >= 25, `the oldest waited ${slots.oldestMs()} ms`)
     slots.release()
     await Promise.all(waiting.slice(0, 1))
@@ -67,10 +73,23 @@ describe('Slots: turns for a connection, each wait beyond the next turn bounded'
   it('bounds the waits of a queue deeper than a turn of several connections, each serving several', async () => {
     const slots = new Slots(2, 50, 3)
     assert.ok(slots.tryTake() && slots.tryTake())
-    const outcomes = Array.from({ length: 8 }, async () => await slots.take().then(() => 'granted', () => 'refused'))
+    const outcomes = Array.from({ length: 8 }, async () => await takeBatched(slots).then(() => 'granted', () => 'refused'))
     await sleep(100)
     for (let i = 0; i < 6; i++) slots.release()
     assert.deepEqual(await Promise.all(outcomes), [...Array(6).fill('granted'), 'refused', 'refused'])
+  })
+
+  it('counts a batched waiter as a share of a turn, any other call as a whole one', async () => {
+    const slots = new Slots(2, 50, 4)
+    assert.ok(slots.tryTake() && slots.tryTake())
+    const waiting = [slots.take(), takeBatched(slots), takeBatched(slots), takeBatched(slots)]
+    await sleep(20)
+    assert.equal(slots.oldestMs(), 0, 'a read and three creates: the next turn serves them, and a fourth create')
+    const beyond = slots.take().then(() => 'granted', () => 'refused')
+    assert.ok(slots.oldestMs() >= 15, `a second read is beyond the next turn: the oldest waited ${slots.oldestMs()} ms`)
+    assert.equal(await beyond, 'refused')
+    for (let i = 0; i < waiting.length; i++) slots.release()
+    await Promise.all(waiting)
   })
 
   it('forgets a waiter that left: it is neither granted nor refused, and the next one is', async () => {

@@ -18,6 +18,8 @@ export interface PoolOptions {
   poolWaitMs: number
   /** A standby's pool: several hosts without target_session_attrs mean prefer-standby, not read-write. */
   standby: boolean
+  /** Creates one statement commits together (create-pets.ts): a connection's turn serves as many; else 1. */
+  perTurn?: number
 }
 
 export interface Connections {
@@ -36,9 +38,9 @@ export interface Connections {
 /**
  * @example const { query } = openConnections('postgres://postgres@127.0.0.1/test', { max: 10, timeoutMs: 5_000, poolWaitMs: 1_000, standby: false })
  */
-export function openConnections (url: string, { max, timeoutMs, poolWaitMs, standby }: PoolOptions): Connections {
+export function openConnections (url: string, { max, timeoutMs, poolWaitMs, standby, perTurn }: PoolOptions): Connections {
   const pool = openPool(url, max + 1, timeoutMs, standby)
-  const slots = new Slots(max, poolWaitMs)
+  const slots = new Slots(max, poolWaitMs, perTurn)
   // A statement's turn ends in pg's callback, so the next waiter's is sent before this answer is written.
   function query<R extends pg.QueryResultRow> (text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
     return new Promise((resolve, reject) => {

@@ -14,7 +14,7 @@ import { MIGRATIONS_TABLE, pendingMigrations } from '../migrations.js'
 import { POOL_WAIT_DEFAULT_MS, type ApiKeyRecord, type ListPetsOptions, type NewApiKeyRecord, type Store } from '../store.js'
 import { NoIdLeft, withStoreErrors } from '../store-errors.js'
 import { openConnections } from './connection.js'
-import { prepareCreatePets } from './create-pets.js'
+import { CREATE_BATCHES, prepareCreatePets } from './create-pets.js'
 import { isPostgresUnavailable, orNoIdLeft } from './errors.js'
 import { MIGRATIONS } from './migrations.js'
 import { recordRoleDefaults, roleDefaults, setRoleDefaults } from './role-defaults.js'
@@ -61,7 +61,9 @@ export async function openPostgresStore (url: string, options: PostgresOptions =
   const timeoutMs = options.timeoutMs ?? 5_000
   const defaults = roleDefaults(timeoutMs, options.readUrl !== undefined)
   const maxConnections = options.maxConnections ?? POOL_SIZE_DEFAULT
-  const connections = openConnections(url, { max: maxConnections, timeoutMs, poolWaitMs: options.poolWaitMs ?? POOL_WAIT_DEFAULT_MS, standby: options.standby === true })
+  const poolWaitMs = options.poolWaitMs ?? POOL_WAIT_DEFAULT_MS
+  const perTurn = CREATE_BATCHES.maxBatch
+  const connections = openConnections(url, { max: maxConnections, timeoutMs, poolWaitMs, standby: options.standby === true, perTurn })
   const { pool, query, transaction, ping } = connections
   const createPet = prepareCreatePets(connections)
 

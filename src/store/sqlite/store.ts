@@ -24,7 +24,7 @@ import { SqliteWriter } from './writer.js'
 
 // One writer, and each commit waits for its fsync: creates of a turn, and those that arrive
 // during a commit, go in one transaction.
-const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, gatherTurn: true }
+export const CREATE_BATCHES: BatchPolicy = { maxBatch: 256, gatherTurn: true }
 // Rows go in IMPORT_ROWS at a time: one statement per 100 rows costs half of one per row.
 const IMPORT_ROWS = 100
 
