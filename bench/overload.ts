@@ -16,10 +16,6 @@ import { heading, ms, prose, rate, spread, table, times } from './report.js'
 import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
 import { freePort, startProcess, startService, type Target } from './targets.js'
 
-/** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization averages since its start. */
-const UNDER_PRESSURE = {
-  maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100
-}
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
 /** The most sockets the generator keeps open at once, and the clients of the closed loop that measures capacity. */
@@ -45,7 +41,7 @@ export function parseOverloadOptions (argv: string[]) {
   return {
     databases,
     workloads: flags.list('workload', ['list', 'create']),
-    subjects: flags.list('subject', ['service', 'haproxy', 'peer']),
+    subjects: flags.list('subject', ['service', 'haproxy']),
     regimes: flags.list('regime', ['10', '100']).map(Number),
     levels: flags.numbers('levels', [0.8, 1, 2, 3], positive, 'positive multiples of the capacity, such as 0.8,1,2,3'),
     runs: flags.number('runs', 1, count, 'a positive integer'),
@@ -164,15 +160,15 @@ export async function overload (options: OverloadOptions, work: string, root: st
   cleanups: Cleanups): Promise<{ report: string, code: number }> {
   const began = performance.now()
   const { serverCpus, loadCpus } = placement()
-  const { seeded, animalsFile } = await prepare(root, work, ANIMALS, say)
+  const { seeded } = await prepare(root, work, ANIMALS, say)
   const generator = startGenerator(loadCpus)
   cleanups.push(async () => { generator.stop() })
   const measure = measurer(generator, SOCKETS, CONNECTIONS, loadCpus, say)
   const started: Target[] = []
   const analyzes: Array<() => Promise<void>> = []
 
-  /** The service (seeded) or the peer (filled from the export at its start) on `database`, in a quota of its own. */
-  const start = async (name: string, database: string, env: Record<string, string>, peer = false): Promise<Subject> => {
+  /** The service, seeded, on `database`, in a quota of its own. */
+  const start = async (name: string, database: string, env: Record<string, string>): Promise<Subject> => {
     const slug = `${name}-${database}-${Math.random().toString(36).slice(2, 8)}`.replace(/\W+/g, '-')
     let url = `sqlite:${join(work, `${slug}.db`)}`
     if (database === 'postgres') {
@@ -180,15 +176,12 @@ export async function overload (options: OverloadOptions, work: string, root: st
       cleanups.push(schema.drop)
       analyzes.push(schema.analyze)
       url = schema.url
-      if (!peer) await seed(root, url, ANIMALS)
-    } else if (!peer) {
+      await seed(root, url, ANIMALS)
+    } else {
       copyFileSync(seeded, url.slice('sqlite:'.length))
     }
-    const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`), cwd: root, readyPath: '/readyz' }
-    const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY, ...env }
-    const target = peer
-      ? await startProcess(name, { ...where, args: [`${BUILT}peers/fastify.js`], env: peerEnv })
-      : await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
+    const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`) }
+    const target = await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
     started.push(target)
     const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, target, cleanups)
     return { name, target, sizer: target, quota }
@@ -200,20 +193,10 @@ export async function overload (options: OverloadOptions, work: string, root: st
       return { ...await start(name, database, {}), refuser }
     }
     // Capacity measured on the service alone, the open loop sent through HAProxy.
-    if (name === 'haproxy') {
-      const alone = await start('service behind HAProxy', database, {})
-      const balancer = await startHaproxy(root, work, alone.target, loadCpus)
-      started.push(balancer)
-      return { ...alone, target: balancer }
-    }
-    // Under its quota, under-pressure refuses much of a closed loop: the peer's capacity is its twin's, without it.
-    const peer = await start(name, database, { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) }, true)
-    const twin = await start('twin', database, {}, true)
-    const quota = (periodMs?: number): void => {
-      peer.quota(periodMs)
-      twin.quota(periodMs)
-    }
-    return { ...peer, sizer: twin.target, quota }
+    const alone = await start('service behind HAProxy', database, {})
+    const balancer = await startHaproxy(root, work, alone.target, loadCpus)
+    started.push(balancer)
+    return { ...alone, target: balancer }
   }
 
   const runs: Run[] = []
