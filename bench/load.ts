@@ -31,37 +31,6 @@ export interface LoadResult {
   requests: number, good: number, reqPerSec: number, p50Ms: number, p99Ms: number, failed: number
 }
 
-/** A job of the open-loop generator (open-loop.ts). */
-export interface LoadJob {
-  origin: string
-  spec: LoadSpec
-  /** Arrivals a second. */
-  rate: number
-  sockets: number
-  seconds: number
-  deadlineMs: number
-  lateMs: number
-}
-
-/** What the open-loop generator saw of a job. */
-export interface LoadOutcome {
-  arrivals: number
-  /** 2xx within the deadline, 503s, other answers, timeouts (socket reset), socket errors. */
-  good: number
-  refused: number
-  other: number
-  timeouts: number
-  errors: number
-  /** Arrivals sent more than lateMs after their schedule, or never. */
-  late: number
-  refusedP99Ms: number | null
-}
-
-/** An outcome of nothing yet. */
-export function noOutcome (): LoadOutcome {
-  return { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }
-}
-
 /** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */
 export function workloadSpec (workload: Workload, apiKey: string, animals: number, cursors: string[] = []): LoadSpec {
   const headers = { authorization: `Bearer ${apiKey}` }

@@ -10,8 +10,8 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { commitOf } from './baseline.js'
 import { count, positive, readFlags } from './flags.js'
-import { BUILT, REQUESTS, noOutcome, pinned, runLoad, workloadSpec } from './load.js'
-import type { LoadJob, LoadOutcome, Workload } from './load.js'
+import { BUILT, REQUESTS, pinned, runLoad, workloadSpec, type Workload } from './load.js'
+import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
 import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
 import { freePort, startProcess, startService, type Target } from './targets.js'
@@ -129,8 +129,8 @@ function measurer (generator: ReturnType<typeof startGenerator>, sockets: number
     const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
     const cpu = cpuSeconds()
     const outcome = rate === 0
-      ? await runLoad(spec, { origin, connections, seconds, cpus })
-        .then(({ requests, good, failed }) => ({ ...noOutcome(), arrivals: requests, good, other: failed }))
+      ? await runLoad(spec, { origin, connections, seconds, cpus }).then(({ requests, good, failed }) =>
+        ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
       : await generator.run({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
     const { good, refused, timeouts, late } = outcome
     say(`  ${subject.name}, ${where(cell)}: ` +
