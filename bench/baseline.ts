@@ -2,21 +2,10 @@
  * `--baseline COMMIT`: that commit's service, built by its own `npm run build` in a git worktree
  * of its own, to measure beside this one. The worktree goes at the end, whatever happened.
  */
-import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-
-const trees = new Map<string, string>()
-
-/** Runs `command` in `cwd`; its stdout, trimmed; throws its output if it fails. */
-export function run (cwd: string, command: string, args: string[]): string {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
-  if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stdout}${result.stderr}`)
-  }
-  return result.stdout.trim()
-}
+import { atEnd, run } from './targets.js'
 
 /** The short commit at `root`, and whether the service's sources differ from it. */
 export function commitOf (root: string): string {
@@ -43,7 +32,10 @@ export function buildBaseline (root: string, commitish: string, say: (text: stri
   const commit = git(['rev-parse', '--verify', `${commitish}^{commit}`])
   const short = git(['rev-parse', '--short', commit])
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
-  trees.set(dir, root)
+  atEnd(async () => {
+    rmSync(dir, { recursive: true, force: true })
+    git(['worktree', 'prune'])
+  })
   say(`baseline: git worktree of ${short} in ${dir}`)
   git(['worktree', 'add', '--detach', dir, commit])
   const old = JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock
@@ -56,13 +48,4 @@ export function buildBaseline (root: string, commitish: string, say: (text: stri
   say('baseline: npm run build')
   run(dir, 'npm', ['run', '--silent', 'build'])
   return { root: dir, name: `baseline (${short})`, subject: git(['log', '-1', '--format=%s', commit]) }
-}
-
-/** Removes every worktree buildBaseline made; synchronous, so an interrupted bench can call it on its way out. */
-export function removeBaselines (): void {
-  for (const [dir, root] of trees) {
-    rmSync(dir, { recursive: true, force: true })
-    spawnSync('git', ['worktree', 'prune'], { cwd: root })
-    trees.delete(dir)
-  }
 }

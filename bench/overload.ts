@@ -13,7 +13,7 @@ import { count, positive, readFlags } from './flags.js'
 import { BUILT, REQUESTS, pinned, runLoad, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
+import { API_KEY, analyzeSchemas, atEnd, createSchema, placement, prepare, seed, startArguments } from './targets.js'
 import { freePort, startProcess, startService, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
@@ -50,18 +50,16 @@ export function parseOverloadOptions (argv: string[]) {
   }
 }
 
-type Cleanups = Array<() => Promise<void>>
-
 /** A cgroup v1 quota of SHARE of a core holding `target`: `(ms)` sets its period, `()` lifts it. */
-function cpuQuota (name: string, target: Target, cleanups: Cleanups): (periodMs?: number) => void {
+function cpuQuota (name: string, target: Target): (periodMs?: number) => void {
   const dir = join('/sys/fs/cgroup/cpu', name)
   mkdirSync(dir)
-  // Empty by then: run.ts stops every process before the cleanups.
-  cleanups.push(async () => { rmdirSync(dir) })
+  // Empty by then: every process stops before the cleanups.
+  atEnd(async () => { rmdirSync(dir) })
   const write = (file: string, value: string | number): void => { writeFileSync(join(dir, file), String(value)) }
   // The most weight against the other processes on its core: the quota, not a neighbour, is what holds it.
   write('cpu.shares', 262144)
-  for (const pid of target.pids()) write('cgroup.procs', pid)
+  write('cgroup.procs', target.pid)
   return (periodMs) => {
     write('cpu.cfs_quota_us', -1)
     if (periodMs === undefined) return
@@ -70,19 +68,17 @@ function cpuQuota (name: string, target: Target, cleanups: Cleanups): (periodMs?
   }
 }
 
-/** The open-loop generator: one process for the whole run (compiled, its heap grown), a job at a time. */
-function startGenerator (cpus: string | undefined) {
+/** The open-loop generator: one process for the whole bench (compiled, its heap grown), a job at a time. */
+function startGenerator (cpus: string | undefined): (job: LoadJob) => Promise<LoadOutcome> {
   const [command, args] = pinned(cpus, [`${BUILT}open-loop.js`])
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  atEnd(async () => { child.kill() })
   const exited = once(child, 'exit').then(() => { throw new Error('the load generator exited') })
   // Its end fails the job it was given, if any.
   exited.catch(() => {})
-  return {
-    run: async (job: LoadJob): Promise<LoadOutcome> => {
-      child.send(job)
-      return (await Promise.race([once(child, 'message'), exited]))[0] as LoadOutcome
-    },
-    stop: () => { child.kill() }
+  return async (job) => {
+    child.send(job)
+    return (await Promise.race([once(child, 'message'), exited]))[0] as LoadOutcome
   }
 }
 
@@ -131,7 +127,7 @@ function measurer (generator: ReturnType<typeof startGenerator>, sockets: number
     const outcome = rate === 0
       ? await runLoad(spec, { origin, connections, seconds, cpus }).then(({ requests, good, failed }) =>
         ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
-      : await generator.run({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+      : await generator({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
     const { good, refused, timeouts, late } = outcome
     say(`  ${subject.name}, ${where(cell)}: ` +
       `${Math.round(good / seconds)} good/s, ${refused} refused, ${timeouts} timeouts, ${late} late`)
@@ -141,41 +137,30 @@ function measurer (generator: ReturnType<typeof startGenerator>, sockets: number
 
 /** The overload run's smoke (`npm run bench -- --smoke`): the service, no quota, capacity 0.25 s, 0.8x 0.5 s. */
 export async function overloadSmoke (target: Target, loadCpus: string | undefined, animals: number): Promise<string> {
-  const generator = startGenerator(loadCpus)
-  try {
-    const measure = measurer(generator, 100, 10, loadCpus)
-    const subject = { name: 'service', target, sizer: target, quota: () => {} }
-    const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
-    const sized = await measure(subject, { ...cell, level: CAPACITY }, 0, 0.25)
-    const capacity = sized.outcome.good / 0.25
-    const level = await measure(subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
-    return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
-  } finally {
-    generator.stop()
-  }
+  const measure = measurer(startGenerator(loadCpus), 100, 10, loadCpus)
+  const subject = { name: 'service', target, sizer: target, quota: () => {} }
+  const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
+  const sized = await measure(subject, { ...cell, level: CAPACITY }, 0, 0.25)
+  const capacity = sized.outcome.good / 0.25
+  const level = await measure(subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
+  return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
 }
 
-/** The whole overload run; `cleanups` gets what must go however it ends (quotas, schemas, the generator). */
-export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void,
-  cleanups: Cleanups): Promise<{ report: string, code: number }> {
+/** The whole overload run. */
+export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void):
+Promise<{ report: string, code: number }> {
   const began = performance.now()
   const { serverCpus, loadCpus } = placement()
   const { seeded } = await prepare(root, work, ANIMALS, say)
-  const generator = startGenerator(loadCpus)
-  cleanups.push(async () => { generator.stop() })
-  const measure = measurer(generator, SOCKETS, CONNECTIONS, loadCpus, say)
+  const measure = measurer(startGenerator(loadCpus), SOCKETS, CONNECTIONS, loadCpus, say)
   const started: Target[] = []
-  const analyzes: Array<() => Promise<void>> = []
 
   /** The service, seeded, on `database`, in a quota of its own. */
   const start = async (name: string, database: string, env: Record<string, string>): Promise<Subject> => {
     const slug = `${name}-${database}-${Math.random().toString(36).slice(2, 8)}`.replace(/\W+/g, '-')
     let url = `sqlite:${join(work, `${slug}.db`)}`
     if (database === 'postgres') {
-      const schema = await createSchema(options.postgres!)
-      cleanups.push(schema.drop)
-      analyzes.push(schema.analyze)
-      url = schema.url
+      url = await createSchema(options.postgres!)
       await seed(root, url, ANIMALS)
     } else {
       copyFileSync(seeded, url.slice('sqlite:'.length))
@@ -183,7 +168,7 @@ export async function overload (options: OverloadOptions, work: string, root: st
     const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`) }
     const target = await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
     started.push(target)
-    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, target, cleanups)
+    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, target)
     return { name, target, sizer: target, quota }
   }
   const subject = async (name: string, database: string): Promise<Subject> => {
@@ -204,8 +189,7 @@ export async function overload (options: OverloadOptions, work: string, root: st
     for (const database of options.databases) {
       say(`run ${run} of ${options.runs}, ${database}: starting ${options.subjects.join(' and ')}`)
       const subjects = await Promise.all(options.subjects.map(async (name) => await subject(name, database)))
-      // Every table the planner reads has fresh statistics before the first request.
-      for (const analyze of analyzes.splice(0)) await analyze()
+      await analyzeSchemas()
       for (const workload of options.workloads) {
         for (const { refuser, ...one } of subjects) {
           const each = refuser === undefined ? [one] : [one, refuser]

@@ -8,14 +8,14 @@ import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, 
 import { rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildBaseline, commitOf, removeBaselines } from './baseline.js'
+import { buildBaseline, commitOf } from './baseline.js'
 import { count, positive, readFlags, usage } from './flags.js'
 import { BUILT, SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec } from './load.js'
 import type { LoadSpec, Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { renderReport, type Measurement, type ScaleFill } from './report.js'
-import { API_KEY, createSchema, deepCursors, placement, prepare, seed, startArguments } from './targets.js'
-import { startProcess, startService, stopEveryProcess, type Placement, type Target } from './targets.js'
+import { API_KEY, analyzeSchemas, cleanUp, createSchema, deepCursors, placement, prepare, seed } from './targets.js'
+import { startArguments, startProcess, startService, type Placement, type Target } from './targets.js'
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
 const ROOT = process.cwd()
@@ -54,7 +54,6 @@ const began = performance.now()
 const say = (text: string): void => {
   process.stderr.write(`bench ${String(Math.round((performance.now() - began) / 1000)).padStart(4)} s: ${text}\n`)
 }
-const cleanups: Array<() => Promise<void>> = []
 
 /** A target, how to start it again, the service it is set against, its workloads' requests, its SQLite file. */
 interface Entry {
@@ -80,13 +79,6 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   const { seeded, animalsFile } = await prepare(ROOT, work, options.animals, say, options.smoke)
   const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline, say)
   const where = (name: string): Placement => ({ cpus, logFile: join(work, `${slug(name)}.log`) })
-  const analyzes: Array<() => Promise<void>> = []
-  const schema = async (): Promise<string> => {
-    const made = await createSchema(options.postgres!)
-    cleanups.push(made.drop)
-    analyzes.push(made.analyze)
-    return made.url
-  }
 
   say('starting the service and its peers')
   // The services (a tree to run) and the peers (a script of bench/peers/), in the report's order.
@@ -101,7 +93,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   }
   // Started together: the peers fill their tables at start, before the analyze.
   const entries: Entry[] = await Promise.all(targets.map(async ({ name, base, sqlite, root, peer }) => {
-    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await schema()
+    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await createSchema(options.postgres!)
     if (root === ROOT && sqlite) copyFileSync(seeded, url.slice('sqlite:'.length))
     else if (root !== undefined) await seed(root, url, options.animals)
     const env = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
@@ -112,8 +104,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
       : async () => await startService(name, root, url, where(name))
     return { target: await start(), start, base, spec: (w: Workload) => workloadSpec(w, API_KEY, options.animals) }
   }))
-  // Every table the planner reads has fresh statistics before the first request.
-  for (const analyze of analyzes) await analyze()
+  await analyzeSchemas()
 
   const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
     const { target } = entry
@@ -164,7 +155,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
       for (const animals of options.sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
         const file = database === 'SQLite' ? join(work, `scale-${animals}.db`) : undefined
-        const url = file === undefined ? await schema() : `sqlite:${file}`
+        const url = file === undefined ? await createSchema(options.postgres!) : `sqlite:${file}`
         const seconds = await seed(ROOT, url, animals)
         const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
         fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : size(file) + size(`${file}-wal`) })
@@ -197,20 +188,14 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
-async function cleanUp (): Promise<void> {
-  await stopEveryProcess()
-  removeBaselines()
-  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
-}
-
-// `--overload` is a bench of its own (overload.ts) on the same targets, cleanups and results.
+// `--overload` is a bench of its own (overload.ts) on the same targets and results.
 const argv = process.argv.slice(2)
 const overloadRun = argv.includes('--overload')
 let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
   if (overloadRun) {
     const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    runBench = async (work) => await overload(options, work, ROOT, say, cleanups)
+    runBench = async (work) => await overload(options, work, ROOT, say)
   } else {
     const options = parseOptions(argv)
     runBench = async (work) => await bench(options, work)

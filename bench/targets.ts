@@ -9,14 +9,13 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { run } from './baseline.js'
 import { pinned } from './load.js'
 
 export interface Target {
   name: string
   origin: string
   /** The process: one, as each target runs (the service with WORKERS=1). */
-  pids: () => string[]
+  pid: number
   /** User and system CPU seconds of the process so far. */
   cpuSeconds: () => number
   /** Peak RSS in bytes since the last resetPeakRss(). */
@@ -29,6 +28,10 @@ export interface Target {
 export const API_KEY = 'bench-key-0123456789abcdef'
 
 const live = new Set<ChildProcess>()
+const cleanups: Array<() => Promise<void>> = []
+
+/** Has `cleanup` run at the end, however the bench ends, once every process it started has stopped. */
+export const atEnd = (cleanup: () => Promise<void>): void => { cleanups.push(cleanup) }
 
 function read (path: string): string {
   try { return readFileSync(path, 'utf8') } catch { return '' }
@@ -62,9 +65,19 @@ async function stopChild (child: ChildProcess): Promise<void> {
   await exit
 }
 
-/** Stops every process the bench started that still runs (Ctrl-C, a failure). */
-export async function stopEveryProcess (): Promise<void> {
+/** Stops every process the bench started that still runs, then runs the cleanups (Ctrl-C, a failure, the end). */
+export async function cleanUp (): Promise<void> {
   await Promise.all([...live].map(stopChild))
+  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
+}
+
+/** Runs `command` in `cwd`; its stdout, trimmed; throws its output if it fails. */
+export function run (cwd: string, command: string, args: string[]): string {
+  const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stdout}${result.stderr}`)
+  }
+  return result.stdout.trim()
 }
 
 /** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
@@ -102,7 +115,7 @@ export async function startProcess (name: string, options: Start): Promise<Targe
   const target: Target = {
     name,
     origin,
-    pids: () => [String(child.pid)],
+    pid: child.pid!,
     cpuSeconds: () => {
       // utime and stime, in ticks of 1/100 s, the 14th and 15th fields of stat (proc(5)), counted after the name.
       const stat = read(`${proc}/stat`)
@@ -176,10 +189,15 @@ export async function prepare (root: string, work: string, animals: number, say:
   return { seeded, animalsFile }
 }
 
-export interface Schema { url: string, analyze: () => Promise<void>, drop: () => Promise<void> }
+const analyzes: Array<() => Promise<void>> = []
 
-/** A schema of its own at `adminUrl` and a URL with it first in search_path; `drop()` removes it and all in it. */
-export async function createSchema (adminUrl: string): Promise<Schema> {
+/** Every table the planner reads has fresh statistics before the first request: ANALYZE of each schema made since. */
+export async function analyzeSchemas (): Promise<void> {
+  for (const analyze of analyzes.splice(0)) await analyze()
+}
+
+/** A schema of its own at `adminUrl`, dropped at the end with all in it: a URL with it first in search_path. */
+export async function createSchema (adminUrl: string): Promise<string> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
     const client = new pg.Client({ connectionString: adminUrl })
@@ -187,16 +205,14 @@ export async function createSchema (adminUrl: string): Promise<Schema> {
     try { return await client.query(text) } finally { await client.end() }
   }
   await sql(`CREATE SCHEMA ${schema}`)
+  atEnd(async () => { await sql(`DROP SCHEMA ${schema} CASCADE`) })
+  analyzes.push(async () => {
+    const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
+    for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
+  })
   const url = new URL(adminUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  return {
-    url: url.href,
-    analyze: async () => {
-      const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
-      for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
-    },
-    drop: async () => { await sql(`DROP SCHEMA ${schema} CASCADE`) }
-  }
+  return url.href
 }
 
 /** `count` cursors over the deeper half of 1..`animals`, from the `Link`s of a walk: only the service makes them. */
