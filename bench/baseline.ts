@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { say } from './flags.js'
 import { atEnd, run } from './targets.js'
 
 /** The short commit at `root`, and whether the service's sources differ from it. */
@@ -24,10 +25,9 @@ function sameRuntime (old: Lock, ours: Lock): boolean {
 /**
  * Checks `commitish` out in a temporary worktree, gives it node_modules (this project's when its
  * runtime dependencies are the same, else `npm ci`) and runs its `npm run build`.
- * @example const { root, name } = buildBaseline(ROOT, '88e4a05', say) // name: 'baseline (88e4a05)'
+ * @example const { root, name } = buildBaseline(ROOT, '88e4a05') // name: 'baseline (88e4a05)'
  */
-export function buildBaseline (root: string, commitish: string, say: (text: string) => void):
-{ root: string, name: string, subject: string } {
+export function buildBaseline (root: string, commitish: string): { root: string, name: string, subject: string } {
   const git = (args: string[]): string => run(root, 'git', args)
   const commit = git(['rev-parse', '--verify', `${commitish}^{commit}`])
   const short = git(['rev-parse', '--short', commit])

@@ -1,6 +1,14 @@
-/** The bench's flags, read by name: `--name value` or `--name` alone; a bad value is one line and exit code 2. */
+/**
+ * The bench's command line: its flags, read by name (`--name value` or `--name` alone; a bad value is one line and
+ * exit code 2), and its progress, line by line on stderr.
+ */
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
+
+/** A line of progress on stderr, after the seconds since the bench began. */
+export function say (text: string): void {
+  process.stderr.write(`bench ${String(Math.round(performance.now() / 1000)).padStart(4)} s: ${text}\n`)
+}
 
 export const positive = (value: number): boolean => value > 0
 export const count = (value: number): boolean => Number.isInteger(value) && value > 0

@@ -5,16 +5,16 @@
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { copyFileSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { commitOf } from './baseline.js'
-import { count, positive, readFlags } from './flags.js'
+import { count, positive, readFlags, say } from './flags.js'
 import { BUILT, REQUESTS, pinned, runLoad, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, analyzeSchemas, atEnd, createSchema, placement, prepare, seed, startArguments } from './targets.js'
-import { freePort, startProcess, startService, type Target } from './targets.js'
+import { API_KEY, analyzeSchemas, atEnd, freePort, placement, prepare, startArguments } from './targets.js'
+import { startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
@@ -118,7 +118,7 @@ async function waitIdle (target: Target): Promise<void> {
 
 /** Measures runs: closed loop (autocannon) on the subject's sizer at `rate` 0, else open loop on its target. */
 function measurer (generator: ReturnType<typeof startGenerator>, sockets: number, connections: number,
-  cpus: string | undefined, say = (text: string): void => {}) {
+  cpus: string | undefined) {
   return async (subject: Subject, cell: Cell, rate: number, seconds: number): Promise<Run> => {
     for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
     const { origin, cpuSeconds } = rate === 0 ? subject.sizer : subject.target
@@ -147,38 +147,27 @@ export async function overloadSmoke (target: Target, loadCpus: string | undefine
 }
 
 /** The whole overload run. */
-export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void):
+export async function overload (options: OverloadOptions, work: string, root: string):
 Promise<{ report: string, code: number }> {
-  const began = performance.now()
   const { serverCpus, loadCpus } = placement()
-  const { seeded } = await prepare(root, work, ANIMALS, say)
-  const measure = measurer(startGenerator(loadCpus), SOCKETS, CONNECTIONS, loadCpus, say)
+  const start = await prepare(root, work, ANIMALS, options.postgres, serverCpus)
+  const measure = measurer(startGenerator(loadCpus), SOCKETS, CONNECTIONS, loadCpus)
   const started: Target[] = []
 
-  /** The service, seeded, on `database`, in a quota of its own. */
-  const start = async (name: string, database: string, env: Record<string, string>): Promise<Subject> => {
-    const slug = `${name}-${database}-${Math.random().toString(36).slice(2, 8)}`.replace(/\W+/g, '-')
-    let url = `sqlite:${join(work, `${slug}.db`)}`
-    if (database === 'postgres') {
-      url = await createSchema(options.postgres!)
-      await seed(root, url, ANIMALS)
-    } else {
-      copyFileSync(seeded, url.slice('sqlite:'.length))
-    }
-    const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`) }
-    const target = await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
+  /** The service on `database`, RATE_LIMIT=0 and `env` aside as shipped, in a quota of its own. */
+  const service = async (name: string, database: string, env: Record<string, string> = {}): Promise<Subject> => {
+    const { target } = await start({ name, sqlite: database === 'sqlite', root, env: { RATE_LIMIT: '0', ...env } })
     started.push(target)
-    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, target)
-    return { name, target, sizer: target, quota }
+    return { name, target, sizer: target, quota: cpuQuota(`petstore-overload-${target.pid}`, target) }
   }
   const subject = async (name: string, database: string): Promise<Subject> => {
     // With r's twin, refusing every request behind a key (its admission stage at MAX_QUEUE_DELAY=0).
     if (name === 'service') {
-      const refuser = await start('service refusing whole', database, { MAX_QUEUE_DELAY: '0' })
-      return { ...await start(name, database, {}), refuser }
+      const refuser = await service('service refusing whole', database, { MAX_QUEUE_DELAY: '0' })
+      return { ...await service(name, database), refuser }
     }
     // Capacity measured on the service alone, the open loop sent through HAProxy.
-    const alone = await start('service behind HAProxy', database, {})
+    const alone = await service('service behind HAProxy', database)
     const balancer = await startHaproxy(root, work, alone.target, loadCpus)
     started.push(balancer)
     return { ...alone, target: balancer }
@@ -223,7 +212,7 @@ Promise<{ report: string, code: number }> {
     }
   }
   const report = [
-    heading('Overload', commitOf(root), (performance.now() - began) / 1000),
+    heading('Overload', commitOf(root)),
     prose`- Subjects ${on(serverCpus)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(loadCpus)}.
       The service: \`node ${startArguments(root).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
       ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:

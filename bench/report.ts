@@ -29,7 +29,6 @@ export interface ReportInput {
   main: Measurement[]
   scale: Measurement[]
   fills: ScaleFill[]
-  seconds: number
 }
 
 function median (values: number[]): number {
@@ -61,11 +60,12 @@ export function table (header: string[], rows: string[][], left = 1): string {
   return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
 }
 
-/** The report's first line and the machine's. */
-export function heading (title: string, commit: string, seconds: number): string {
+/** The report's first line and the machine's; the seconds since the bench began. */
+export function heading (title: string, commit: string): string {
   const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
   return `# ${title}: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${commit}\n\n` +
-    `- Command: \`${command.replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@')}\`; ${Math.round(seconds)} s. ` +
+    `- Command: \`${command.replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@')}\`; ` +
+    `${Math.round(performance.now() / 1000)} s. ` +
     `Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}.`
 }
 
@@ -132,7 +132,7 @@ export function renderReport (input: ReportInput): string {
     : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
   const pinning = input.pinned ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const head = [
-    `${heading('Benchmark', input.commit, input.seconds)} Load average ${start} at the start, ${end} at the end.`,
+    `${heading('Benchmark', input.commit)} Load average ${start} at the start, ${end} at the end.`,
     prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
       ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
       measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,

@@ -4,18 +4,17 @@
  * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
  */
 import { spawnSync } from 'node:child_process'
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs'
 import { rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildBaseline, commitOf } from './baseline.js'
-import { count, positive, readFlags, usage } from './flags.js'
-import { BUILT, SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec } from './load.js'
-import type { LoadSpec, Workload } from './load.js'
+import { count, positive, readFlags, say, usage } from './flags.js'
+import { SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { renderReport, type Measurement, type ScaleFill } from './report.js'
-import { API_KEY, analyzeSchemas, cleanUp, createSchema, deepCursors, placement, prepare, seed } from './targets.js'
-import { startArguments, startProcess, startService, type Placement, type Target } from './targets.js'
+import { API_KEY, analyzeSchemas, cleanUp, deepCursors, placement, prepare, startArguments } from './targets.js'
+import type { Recipe, Started } from './targets.js'
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
 const ROOT = process.cwd()
@@ -50,15 +49,8 @@ function parseOptions (argv: string[]) {
 
 type Options = ReturnType<typeof parseOptions>
 
-const began = performance.now()
-const say = (text: string): void => {
-  process.stderr.write(`bench ${String(Math.round((performance.now() - began) / 1000)).padStart(4)} s: ${text}\n`)
-}
-
-/** A target, how to start it again, the service it is set against, its workloads' requests, its SQLite file. */
-interface Entry {
-  target: Target, start: () => Promise<Target>, base: string, spec: (workload: Workload) => LoadSpec, file?: string
-}
+/** A target started, the service it is set against, its workloads' requests. */
+type Entry = Started & { base: string, spec: (workload: Workload) => LoadSpec }
 
 /** Reads a file once so its pages are in the OS page cache, as on a server up for a while. */
 function warmPageCache (path: string): void {
@@ -71,39 +63,27 @@ function warmPageCache (path: string): void {
 }
 
 const loadAverage = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
-const slug = (name: string): string => name.replace(/\W+/g, '-')
 
 async function bench (options: Options, work: string): Promise<{ report: string, code: number }> {
-  const { pinned, serverCpus: cpus, loadCpus } = placement()
+  const { pinned, serverCpus, loadCpus } = placement()
   const startLoad = loadAverage()
-  const { seeded, animalsFile } = await prepare(ROOT, work, options.animals, say, options.smoke)
-  const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline, say)
-  const where = (name: string): Placement => ({ cpus, logFile: join(work, `${slug(name)}.log`) })
+  const start = await prepare(ROOT, work, options.animals, options.postgres, serverCpus, options.smoke)
+  const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline)
 
   say('starting the service and its peers')
-  // The services (a tree to run) and the peers (a script of bench/peers/), in the report's order.
-  const targets: Array<{ name: string, base: string, sqlite: boolean, root?: string, peer?: string }> = []
+  // The services as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
+  const recipes: Array<Recipe & { base: string }> = []
   for (const [base, sqlite] of [['service', true], ['service, PostgreSQL', false]] as const) {
     if (!sqlite && options.postgres === undefined) continue
-    targets.push({ name: base, base, sqlite, root: ROOT })
+    recipes.push({ name: base, base, sqlite, root: ROOT })
     const { name, root } = baseline ?? {}
-    if (root !== undefined) targets.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
-    targets.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
+    if (root !== undefined) recipes.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
+    recipes.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
       { name: `node:http + ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'bare' })
   }
+  const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, options.animals)
   // Started together: the peers fill their tables at start, before the analyze.
-  const entries: Entry[] = await Promise.all(targets.map(async ({ name, base, sqlite, root, peer }) => {
-    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await createSchema(options.postgres!)
-    if (root === ROOT && sqlite) copyFileSync(seeded, url.slice('sqlite:'.length))
-    else if (root !== undefined) await seed(root, url, options.animals)
-    const env = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
-    const args = [`${BUILT}peers/${peer!}.js`]
-    // The service as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
-    const start = root === undefined
-      ? async () => await startProcess(name, { args, env, cwd: ROOT, readyPath: '/readyz', ...where(name) })
-      : async () => await startService(name, root, url, where(name))
-    return { target: await start(), start, base, spec: (w: Workload) => workloadSpec(w, API_KEY, options.animals) }
-  }))
+  const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base, spec })))
   await analyzeSchemas()
 
   const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
@@ -154,19 +134,17 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     for (const database of ['SQLite', ...(options.postgres === undefined ? [] : ['PostgreSQL'])]) {
       for (const animals of options.sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const file = database === 'SQLite' ? join(work, `scale-${animals}.db`) : undefined
-        const url = file === undefined ? await createSchema(options.postgres!) : `sqlite:${file}`
-        const seconds = await seed(ROOT, url, animals)
+        const sqlite = database === 'SQLite'
+        const started = await start({ name: `${database} ${animals}`, sqlite, root: ROOT, animals })
+        const { file, seconds } = started
         const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
         fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : size(file) + size(`${file}-wal`) })
-        const name = `${database} ${animals}`
-        const start = async (): Promise<Target> => await startService(name, ROOT, url, where(`scale ${name}`))
-        const target = await start()
-        const cursors = await deepCursors(target.origin, animals, 1000)
+        const cursors = await deepCursors(started.target.origin, animals, 1000)
         const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
-        sized.push({ target, start, base: database, spec, file })
+        sized.push({ ...started, base: database, spec })
       }
     }
+    await analyzeSchemas()
     await race('scale: ', sized, SCALE_WORKLOADS, scale)
   }
 
@@ -180,8 +158,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     baseline: baseline === undefined ? undefined : `${baseline.name}: ${baseline.subject}`,
     main,
     scale,
-    fills,
-    seconds: (performance.now() - began) / 1000
+    fills
   }) + smoked
   const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
@@ -195,7 +172,7 @@ let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
   if (overloadRun) {
     const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    runBench = async (work) => await overload(options, work, ROOT, say)
+    runBench = async (work) => await overload(options, work, ROOT)
   } else {
     const options = parseOptions(argv)
     runBench = async (work) => await bench(options, work)

@@ -2,14 +2,15 @@
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
-import { closeSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import pg from 'pg'
-import { pinned } from './load.js'
+import { say } from './flags.js'
+import { BUILT, pinned } from './load.js'
 
 export interface Target {
   name: string
@@ -86,10 +87,7 @@ export function placement (): { pinned: boolean, serverCpus: string | undefined,
   return { pinned, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined }
 }
 
-/** Where a target runs: its cores and the file of its output. */
-export interface Placement { cpus: string | undefined, logFile: string }
-
-export interface Start extends Placement {
+export interface Start {
   /** The program, node when not given; PORT in its environment when `port` is not given. */
   command?: string
   args: string[]
@@ -97,6 +95,8 @@ export interface Start extends Placement {
   cwd: string
   readyPath: string
   port?: number
+  cpus: string | undefined
+  logFile: string
 }
 
 /** Starts a program on a free port, pinned to `cpus`, output to `logFile`; resolves once `readyPath` answers 200. */
@@ -162,22 +162,24 @@ export function startArguments (root: string): string[] {
 
 const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
 
-/** The service of the tree at `root` on `databaseUrl` as shipped, the rate limit never reached; `env` overrides. */
-export async function startService (name: string, root: string, databaseUrl: string, where: Placement,
-  env: Record<string, string> = {}): Promise<Target> {
-  const METRICS_PORT = String(await freePort())
-  return await startProcess(name, {
-    args: startArguments(root),
-    env: { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: databaseUrl, METRICS_PORT, ...env },
-    cwd: root,
-    readyPath: '/readyz',
-    ...where
-  })
+/**
+ * What a target runs: the service of the tree at `root` as shipped (the rate limit never reached; `env` overrides),
+ * or this bench's `peers/PEER.js`; on SQLite or PostgreSQL; `animals`, a size of its own (the scale curve's).
+ */
+export interface Recipe {
+  name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
 }
 
-/** `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers. */
-export async function prepare (root: string, work: string, animals: number, say: (text: string) => void,
-  reuse = false): Promise<{ seeded: string, animalsFile: string }> {
+/** A target, how to start it again on the same data, its SQLite file, the seconds its seed took. */
+export interface Started { target: Target, start: () => Promise<Target>, file?: string, seconds: number }
+
+/**
+ * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers;
+ * then a function that starts a target on `cpus`, on a copy of that file (the tree's own service on SQLite), its
+ * tree's `petstore seed`, or (a peer) the export loaded at its start; on PostgreSQL in a schema of its own.
+ */
+export async function prepare (root: string, work: string, animals: number, postgres: string | undefined,
+  cpus: string | undefined, reuse = false): Promise<(recipe: Recipe) => Promise<Started>> {
   if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
     say('npm run build')
     run(root, 'npm', ['run', '--silent', 'build'])
@@ -186,7 +188,23 @@ export async function prepare (root: string, work: string, animals: number, say:
   const [seeded, animalsFile] = [join(work, 'seeded.db'), join(work, 'animals.jsonl')]
   await seed(root, `sqlite:${seeded}`, animals)
   writeFileSync(animalsFile, await petstore(root, ['export', '--database-url', `sqlite:${seeded}`]))
-  return { seeded, animalsFile }
+  let made = 0
+  return async ({ name, sqlite, root: tree, peer, env = {}, animals: size }) => {
+    const slug = `${++made}-${name.replace(/\W+/g, '-')}`
+    const file = sqlite ? join(work, `${slug}.db`) : undefined
+    const url = file === undefined ? await createSchema(postgres!) : `sqlite:${file}`
+    let seconds = 0
+    if (tree === root && file !== undefined && size === undefined) copyFileSync(seeded, file)
+    else if (tree !== undefined) seconds = await seed(tree, url, size ?? animals)
+    const where = { cpus, logFile: join(work, `${slug}.log`), readyPath: '/readyz' }
+    const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
+    const metrics = String(await freePort())
+    const serviceEnv = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: metrics, ...env }
+    const start = async (): Promise<Target> => await startProcess(name, tree === undefined
+      ? { args: [`${BUILT}peers/${peer!}.js`], env: peerEnv, cwd: root, ...where }
+      : { args: startArguments(tree), env: serviceEnv, cwd: tree, ...where })
+    return { target: await start(), start, file, seconds }
+  }
 }
 
 const analyzes: Array<() => Promise<void>> = []
