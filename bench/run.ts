@@ -12,7 +12,7 @@ import { buildBaseline, commitOf } from './baseline.js'
 import { count, positive, readFlags, say, usage } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
-import { renderReport, type Measurement, type ScaleFill } from './report.js'
+import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
 import { API_KEY, analyzeSchemas, cleanUp, deepCursors, placement, prepare, startArguments } from './targets.js'
 import type { Recipe, Started } from './targets.js'
 
@@ -21,7 +21,7 @@ const ROOT = process.cwd()
 const [USAGE, OVERLOAD_USAGE] = ['## Running it', '## The overload run']
 
 function parseOptions (argv: string[]) {
-  const flags = readFlags(argv, ['duration', 'warmup', 'runs', 'only', 'postgres', 'baseline', 'sizes'],
+  const flags = readFlags(argv, ['duration', 'warmup', 'runs', 'only', 'postgres', 'baseline'],
     ['scale', 'smoke'], USAGE)
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
@@ -41,8 +41,6 @@ function parseOptions (argv: string[]) {
     postgres: flags.postgres,
     baseline,
     scale: flags.given('scale'),
-    sizes: flags.numbers('sizes', smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000],
-      (size) => Number.isInteger(size) && size >= 200, 'integers of 200 or more'),
     smoke
   }
 }
@@ -102,7 +100,9 @@ async function bench (options: Options, work: string): Promise<{ report: string,
       `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
     return { target: target.name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
   }
-  const race = async (what: string, all: Entry[], workloads: readonly Workload[], into: Measurement[]) => {
+  /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
+  const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
+    const measured: Measurement[] = []
     for (let run = 1; run <= options.runs; run++) {
       // A process here keeps for its life a speed up to 20 % off another start's: each run starts them anew.
       if (run > 1) {
@@ -117,52 +117,66 @@ async function bench (options: Options, work: string): Promise<{ report: string,
         for (const entry of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
           if (entry.file !== undefined) warmPageCache(entry.file)
-          into.push(await measure(entry, workload, run))
+          measured.push(await measure(entry, workload, run))
         }
       }
     }
     await Promise.all(all.map(async ({ target }) => { await target.stop() }))
+    return measured
   }
   // The overload run's smoke first, on the service: its generator, no quota.
   const smoked = options.smoke ? await overloadSmoke(entries[0]!.target, loadCpus, options.animals) : ''
-  const main: Measurement[] = []
-  await race('', entries, options.workloads, main)
+  const main = await race('', entries, options.workloads)
 
-  const [scale, fills]: [Measurement[], ScaleFill[]] = [[], []]
+  const { postgres } = options
+  const databases = postgres === undefined
+    ? 'no PostgreSQL server given: every PostgreSQL target skipped'
+    : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
+  const pinning = pinned ? 'servers on core 0, the load on core 1' : 'nothing pinned'
+  const sections = [
+    `${heading('Benchmark', commitOf(ROOT))} Load average ${startLoad.toFixed(2)} at the start, ` +
+      `${loadAverage().toFixed(2)} at the end.`,
+    prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
+      ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
+      measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
+    `- The service: \`node ${startArguments(ROOT).join(' ')}\`, as shipped` +
+      `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}.`,
+    workloadTables(main),
+    '## The service against the others',
+    prose`Each cell is the median of the per-run ratios (each run of the service over the run of the other target
+      measured in the same minutes), and their range. req/s above 1.00×: the service serves more; p99 and CPU/req
+      below 1.00×: the service is faster or spends less.`,
+    ratios(main, 'req/s', (m) => m.reqPerSec), ratios(main, 'p99', (m) => m.p99Ms),
+    ratios(main, 'CPU per request', (m) => m.cpuUs)
+  ]
+
+  const scale: Measurement[] = []
   if (options.scale) {
-    const sized: Entry[] = []
-    for (const database of ['SQLite', ...(options.postgres === undefined ? [] : ['PostgreSQL'])]) {
-      for (const animals of options.sizes) {
+    const sizes = options.smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000]
+    const [sized, fills]: [Entry[], string[]] = [[], []]
+    for (const sqlite of postgres === undefined ? [true] : [true, false]) {
+      const database = sqlite ? 'SQLite' : 'PostgreSQL'
+      for (const animals of sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const sqlite = database === 'SQLite'
         const started = await start({ name: `${database} ${animals}`, sqlite, root: ROOT, animals })
-        const { file, seconds } = started
+        const { target, file, seconds } = started
         const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
-        fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : size(file) + size(`${file}-wal`) })
-        const cursors = await deepCursors(started.target.origin, animals, 1000)
+        const bytes = file === undefined ? '' : `, a file of ${mib(size(file) + size(`${file}-wal`))}`
+        fills.push(`- ${target.name}: seeded in ${seconds.toFixed(1)} s${bytes}`)
+        const cursors = await deepCursors(target.origin, animals, 1000)
         const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
-        sized.push({ ...started, base: database, spec })
+        sized.push({ ...started, base: `${database} ${sizes.at(-1)!}`, spec })
       }
     }
     await analyzeSchemas()
-    await race('scale: ', sized, SCALE_WORKLOADS, scale)
+    scale.push(...await race('scale: ', sized, SCALE_WORKLOADS))
+    sections.push('## The scale curve', prose`The service alone, filled by \`petstore seed\` (timed below), every
+      size started afresh for each run and measured in turn within it; then p50 at the largest size ÷ at each other.`,
+    fills.join('\n'), workloadTables(scale), ratios(scale, 'p50', (m) => m.p50Ms))
   }
-
-  const report = renderReport({
-    options,
-    workloads: options.workloads,
-    pinned,
-    loadAverages: [startLoad, loadAverage()],
-    commit: commitOf(ROOT),
-    serviceArguments: `node ${startArguments(ROOT).join(' ')}`,
-    baseline: baseline === undefined ? undefined : `${baseline.name}: ${baseline.subject}`,
-    main,
-    scale,
-    fills
-  }) + smoked
   const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
-  return { report, code: failed.length === 0 ? 0 : 1 }
+  return { report: sections.join('\n\n') + '\n' + smoked, code: failed.length === 0 ? 0 : 1 }
 }
 
 // `--overload` is a bench of its own (overload.ts) on the same targets and results.
