@@ -21,8 +21,7 @@ const ROOT = process.cwd()
 const [USAGE, OVERLOAD_USAGE] = ['## Running it', '## The overload run']
 
 function parseOptions (argv: string[]) {
-  const flags = readFlags(argv, ['duration', 'warmup', 'runs', 'only', 'postgres', 'baseline'],
-    ['scale', 'smoke'], USAGE)
+  const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'], USAGE)
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
   const isCommit = (name: string): boolean =>
@@ -32,7 +31,7 @@ function parseOptions (argv: string[]) {
   }
   return {
     duration: smoke ? 0.25 : flags.number('duration', 10, positive, 'a positive number'),
-    warmup: smoke ? 0 : flags.number('warmup', 2, (value) => value >= 0, 'a number, 0 or more'),
+    warmup: smoke ? 0 : 2,
     runs: smoke ? 1 : flags.number('runs', 2, count, 'a positive integer'),
     // The smoke checks the bench, not the service: a queue of its own, on a busy machine, would be refused.
     connections: smoke ? 10 : 50,
