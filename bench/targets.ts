@@ -12,19 +12,6 @@ import pg from 'pg'
 import { say } from './flags.js'
 import { BUILT, pinned } from './load.js'
 
-export interface Target {
-  name: string
-  origin: string
-  /** The process: one, as each target runs (the service with WORKERS=1). */
-  pid: number
-  /** User and system CPU seconds of the process so far. */
-  cpuSeconds: () => number
-  /** Peak RSS in bytes since the last resetPeakRss(). */
-  peakRss: () => number
-  resetPeakRss: () => void
-  stop: () => Promise<void>
-}
-
 /** The bearer key every target accepts and every request carries. */
 export const API_KEY = 'bench-key-0123456789abcdef'
 
@@ -100,7 +87,7 @@ export interface Start {
 }
 
 /** Starts a program on a free port, pinned to `cpus`, output to `logFile`; resolves once `readyPath` answers 200. */
-export async function startProcess (name: string, options: Start): Promise<Target> {
+export async function startProcess (name: string, options: Start) {
   const port = options.port ?? await freePort()
   const log = openSync(options.logFile, 'w')
   const [command, args] = pinned(options.cpus, options.args, options.command)
@@ -112,20 +99,22 @@ export async function startProcess (name: string, options: Start): Promise<Targe
   child.once('exit', () => live.delete(child))
   const origin = `http://127.0.0.1:${port}`
   const proc = `/proc/${child.pid!}`
-  const target: Target = {
+  const target = {
     name,
     origin,
+    /** The process: one, as each target runs (the service with WORKERS=1). */
     pid: child.pid!,
-    cpuSeconds: () => {
-      // utime and stime, in ticks of 1/100 s, the 14th and 15th fields of stat (proc(5)), counted after the name.
+    /** User and system CPU seconds so far: utime and stime, in ticks of 1/100 s, fields 14 and 15 of stat (proc(5)). */
+    cpuSeconds: (): number => {
       const stat = read(`${proc}/stat`)
       const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13)
       return (Number(utime ?? 0) + Number(stime ?? 0)) / 100
     },
-    peakRss: () => Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`${proc}/status`))?.[1] ?? 0) * 1024,
+    /** Peak RSS in bytes since the last resetPeakRss(). */
+    peakRss: (): number => Number(/^VmHWM:\s+(\d+) kB$/m.exec(read(`${proc}/status`))?.[1] ?? 0) * 1024,
     // Writing 5 to clear_refs resets VmHWM (proc(5)): each workload gets its own peak.
-    resetPeakRss: () => { try { writeFileSync(`${proc}/clear_refs`, '5') } catch {} },
-    stop: async () => { await stopChild(child) }
+    resetPeakRss: (): void => { try { writeFileSync(`${proc}/clear_refs`, '5') } catch {} },
+    stop: async (): Promise<void> => { await stopChild(child) }
   }
   for (const deadline = Date.now() + 60_000; ;) {
     if (exited(child) || Date.now() > deadline) {
@@ -140,6 +129,9 @@ export async function startProcess (name: string, options: Start): Promise<Targe
     await sleep(50)
   }
 }
+
+/** A server the bench started, seen from /proc. */
+export type Target = Awaited<ReturnType<typeof startProcess>>
 
 /** `node dist/cli/main.js ARGS` of the tree at `root`; its stdout; throws its stderr if it fails. */
 export async function petstore (root: string, args: string[]): Promise<string> {
@@ -238,18 +230,15 @@ export async function deepCursors (origin: string, animals: number, count: numbe
   // Pages as small as gives `count` cursors in the deeper half, at most the largest page (100).
   const limit = Math.min(100, Math.max(1, Math.floor(animals / 2 / count)))
   const cursors: string[] = []
-  let cursor = ''
+  let url = `${origin}/v1/pets?limit=${limit}`
   // Up to 100 from the end, so each page of the workload is full.
   for (let seen = limit; seen <= animals - 100; seen += limit) {
-    const headers = { authorization: `Bearer ${API_KEY}` }
-    const response = await fetch(`${origin}/v1/pets?limit=${limit}${cursor}`, { headers })
+    const response = await fetch(url, { headers: { authorization: `Bearer ${API_KEY}` } })
     await response.arrayBuffer()
     const next = /^<([^>]+)>; rel="next"$/.exec(response.headers.get('link') ?? '')?.[1]
-    if (response.status !== 200 || next === undefined) {
-      throw new Error(`GET /v1/pets after ${seen - limit} animals: ${response.status}, no next page`)
-    }
-    cursor = `&cursor=${new URL(next).searchParams.get('cursor')!}`
-    if (seen >= animals / 2) cursors.push(cursor.slice('&cursor='.length))
+    if (next === undefined) throw new Error(`GET ${url}: ${response.status}, no next page`)
+    url = next
+    if (seen >= animals / 2) cursors.push(new URL(next).searchParams.get('cursor')!)
   }
   return Array.from({ length: count }, (_, i) => cursors[Math.floor(i * cursors.length / count)]!)
 }
