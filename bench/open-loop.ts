@@ -17,9 +17,9 @@ export interface LoadJob {
 export type LoadOutcome = Awaited<ReturnType<typeof runJob>>
 
 /** A request sent, and the socket it waits on. */
-interface Send { conn: Conn, scheduled: number, settled: boolean }
-/** A socket, the send it carries (none: idle), the part of the answer read so far. */
-interface Conn { socket: Socket, send: Send | undefined, buffer: Buffer | undefined, open: boolean }
+interface Send { conn: Conn, scheduled: number }
+/** A socket, the send it carries (none: idle, or settled), the part of the answer read so far. */
+interface Conn { socket: Socket, send?: Send, buffer?: Buffer }
 
 // Every socket reads into this one buffer and answers are parsed there: a read leaves nothing to collect.
 const READ_BUFFER = Buffer.alloc(65_536)
@@ -42,8 +42,9 @@ async function runJob (job: LoadJob) {
   // In the order of their schedules, so of their deadlines, read from a head index; a job's arrivals fit.
   const sends: Send[] = []
   let head = 0
+  // The sockets in use, connected or connecting, and those of them idle.
+  const open = new Set<Conn>()
   const idle: Conn[] = []
-  let open = 0
   const start = performance.now() + 20
   const end = start + job.seconds * 1000
 
@@ -53,16 +54,13 @@ async function runJob (job: LoadJob) {
     const outcome = answer !== 'errors' && latency > deadlineMs ? 'timeouts' : answer
     out[outcome]++
     if (outcome === 'refused') refusedMs.push(latency)
-    conn.send!.settled = true
     conn.send = undefined
     conn.buffer = undefined
   }
 
   /** Takes a socket out of use, once. */
   function discard (conn: Conn, reset: boolean): void {
-    if (!conn.open) return
-    conn.open = false
-    open--
+    if (!open.delete(conn)) return
     if (idle.includes(conn)) idle.splice(idle.indexOf(conn), 1)
     // A reset waits for the connection (its SYN may lie in a full accept queue for seconds): destroyed at once.
     if (reset && !conn.socket.connecting) conn.socket.resetAndDestroy()
@@ -95,16 +93,16 @@ async function runJob (job: LoadJob) {
   // Closed sockets, connected again when one is needed: a Socket is costly to build and to collect.
   const spare: Conn[] = []
   function newConn (): Conn {
-    open++
     const reused = spare.pop()
     if (reused !== undefined) {
-      reused.open = true
+      open.add(reused)
       reused.socket.connect(Number(port), hostname)
       return reused
     }
     const callback = (bytes: number, buffer: Uint8Array): boolean => onData(conn, (buffer as Buffer).subarray(0, bytes))
     const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback } })
-    const conn: Conn = { socket, send: undefined, buffer: undefined, open: true }
+    const conn: Conn = { socket }
+    open.add(conn)
     socket.on('connect', () => { if (conn.send !== undefined) socket.write(request) })
     socket.on('error', () => {})
     socket.on('close', () => {
@@ -120,14 +118,14 @@ async function runJob (job: LoadJob) {
   function pump (now: number): void {
     for (; out.arrivals < total && start + out.arrivals * interval <= now; out.arrivals++) {
       const scheduled = start + out.arrivals * interval
-      const conn = idle.pop() ?? (open < job.sockets ? newConn() : undefined)
+      const conn = idle.pop() ?? (open.size < job.sockets ? newConn() : undefined)
       // Late past lateMs; never sent, every socket the job may open in use: late, and a timeout.
       if (conn === undefined || now - scheduled > job.lateMs) out.late++
       if (conn === undefined) {
         out.timeouts++
         continue
       }
-      conn.send = { conn, scheduled, settled: false }
+      conn.send = { conn, scheduled }
       sends.push(conn.send)
       // A connecting socket sends on 'connect': no write left pending in a socket reset before it connects.
       if (!conn.socket.connecting) conn.socket.write(request)
@@ -140,7 +138,7 @@ async function runJob (job: LoadJob) {
     pump(now)
     for (const began = performance.now(); head < sends.length && performance.now() - began < 2; head++) {
       const send = sends[head]!
-      if (send.settled) continue
+      if (send.conn.send !== send) continue
       if (send.scheduled + deadlineMs > now) break
       settle(send.conn, 'timeouts', now)
       discard(send.conn, true)
