@@ -1,8 +1,4 @@
-/** The workloads, and the closed loop that carries them: autocannon (autocannon.ts) in a process of its own. */
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-
+/** The workloads: their requests, and what the closed loop (autocannon.ts) reports of them. */
 export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
 export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
@@ -52,22 +48,3 @@ export function pickPath (spec: LoadSpec): string {
   if (spec.paths !== undefined) return spec.paths[Math.floor(Math.random() * spec.paths.length)]!
   return spec.idMax === undefined ? spec.path : `${spec.path}${1 + Math.floor(Math.random() * spec.idMax)}`
 }
-
-/** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
-export const BUILT = fileURLToPath(new URL('.', import.meta.url))
-
-/** `command` (node when not given) with `args`, on cores `cpus` when given. */
-export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
-  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
-}
-
-/**
- * Puts the workload on `origin` for `seconds` with `connections` clients, from cores `cpus` when given.
- * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10, cpus: '1' })
- */
-export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  const [command, args] = pinned(options.cpus, [`${BUILT}autocannon.js`, JSON.stringify({ spec, ...options })])
-  return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
-}
-
-export interface LoadOptions { origin: string, connections: number, seconds: number, cpus: string | undefined }

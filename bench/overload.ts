@@ -10,11 +10,11 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { commitOf } from './baseline.js'
 import { count, positive, readFlags, say } from './flags.js'
-import { BUILT, REQUESTS, pinned, runLoad, workloadSpec, type Workload } from './load.js'
+import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, analyzeSchemas, atEnd, freePort, placement, prepare, startArguments } from './targets.js'
-import { startProcess, type Target } from './targets.js'
+import { API_KEY, BUILT, LOAD_CPUS, SERVER_CPUS, analyzeSchemas, atEnd, freePort, pinned, prepare } from './targets.js'
+import { runLoad, startArguments, startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
@@ -51,8 +51,8 @@ export function parseOverloadOptions (argv: string[]) {
 }
 
 /** A cgroup v1 quota of SHARE of a core holding `target`: `(ms)` sets its period, `()` lifts it. */
-function cpuQuota (name: string, target: Target): (periodMs?: number) => void {
-  const dir = join('/sys/fs/cgroup/cpu', name)
+function cpuQuota (target: Target): (periodMs?: number) => void {
+  const dir = `/sys/fs/cgroup/cpu/petstore-overload-${target.pid}`
   mkdirSync(dir)
   // Empty by then: every process stops before the cleanups.
   atEnd(async () => { rmdirSync(dir) })
@@ -69,8 +69,8 @@ function cpuQuota (name: string, target: Target): (periodMs?: number) => void {
 }
 
 /** The open-loop generator: one process for the whole bench (compiled, its heap grown), a job at a time. */
-function startGenerator (cpus: string | undefined): (job: LoadJob) => Promise<LoadOutcome> {
-  const [command, args] = pinned(cpus, [`${BUILT}open-loop.js`])
+function startGenerator (): (job: LoadJob) => Promise<LoadOutcome> {
+  const [command, args] = pinned(LOAD_CPUS, [`${BUILT}open-loop.js`])
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
   atEnd(async () => { child.kill() })
   const exited = once(child, 'exit').then(() => { throw new Error('the load generator exited') })
@@ -116,49 +116,47 @@ async function waitIdle (target: Target): Promise<void> {
   }
 }
 
-/** Measures runs: closed loop (autocannon) on the subject's sizer at `rate` 0, else open loop on its target. */
-function measurer (generator: ReturnType<typeof startGenerator>, sockets: number, connections: number,
-  cpus: string | undefined) {
-  return async (subject: Subject, cell: Cell, rate: number, seconds: number): Promise<Run> => {
-    for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
-    const { origin, cpuSeconds } = rate === 0 ? subject.sizer : subject.target
-    const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
-    const cpu = cpuSeconds()
-    const outcome = rate === 0
-      ? await runLoad(spec, { origin, connections, seconds, cpus }).then(({ requests, good, failed }) =>
-        ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
-      : await generator({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
-    const { good, refused, timeouts, late } = outcome
-    say(`  ${subject.name}, ${where(cell)}: ` +
-      `${Math.round(good / seconds)} good/s, ${refused} refused, ${timeouts} timeouts, ${late} late`)
-    return { ...cell, subject: subject.name, seconds, outcome, cpu: cpuSeconds() - cpu }
-  }
+/** A run: at `rate` 0 closed loop (autocannon) on the subject's sizer, else open loop (`generate`) on its target. */
+async function measure (generate: (job: LoadJob) => Promise<LoadOutcome>, subject: Subject, cell: Cell, rate: number,
+  seconds: number, connections = CONNECTIONS): Promise<Run> {
+  for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
+  const { origin, cpuSeconds } = rate === 0 ? subject.sizer : subject.target
+  const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
+  const cpu = cpuSeconds()
+  const outcome = rate === 0
+    ? await runLoad(spec, { origin, connections, seconds }).then(({ requests, good, failed }) =>
+      ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
+    : await generate({ origin, spec, rate, sockets: SOCKETS, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+  const { good, refused, timeouts, late } = outcome
+  say(`  ${subject.name}, ${where(cell)}: ` +
+    `${Math.round(good / seconds)} good/s, ${refused} refused, ${timeouts} timeouts, ${late} late`)
+  return { ...cell, subject: subject.name, seconds, outcome, cpu: cpuSeconds() - cpu }
 }
 
 /** The overload run's smoke (`npm run bench -- --smoke`): the service, no quota, capacity 0.25 s, 0.8x 0.5 s. */
-export async function overloadSmoke (target: Target, loadCpus: string | undefined, animals: number): Promise<string> {
-  const measure = measurer(startGenerator(loadCpus), 100, 10, loadCpus)
+export async function overloadSmoke (target: Target): Promise<string> {
+  const generate = startGenerator()
   const subject = { name: 'service', target, sizer: target, quota: () => {} }
   const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
-  const sized = await measure(subject, { ...cell, level: CAPACITY }, 0, 0.25)
+  // 10 connections, as the race's smoke: on a busy machine 50 would queue, and the admission stage refuse.
+  const sized = await measure(generate, subject, { ...cell, level: CAPACITY }, 0, 0.25, 10)
   const capacity = sized.outcome.good / 0.25
-  const level = await measure(subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
+  const level = await measure(generate, subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
   return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
 }
 
 /** The whole overload run. */
 export async function overload (options: OverloadOptions, work: string, root: string):
 Promise<{ report: string, code: number }> {
-  const { serverCpus, loadCpus } = placement()
-  const start = await prepare(root, work, ANIMALS, options.postgres, serverCpus)
-  const measure = measurer(startGenerator(loadCpus), SOCKETS, CONNECTIONS, loadCpus)
+  const start = await prepare(root, work, ANIMALS, options.postgres)
+  const generate = startGenerator()
   const started: Target[] = []
 
   /** The service on `database`, RATE_LIMIT=0 and `env` aside as shipped, in a quota of its own. */
   const service = async (name: string, database: string, env: Record<string, string> = {}): Promise<Subject> => {
     const { target } = await start({ name, sqlite: database === 'sqlite', root, env: { RATE_LIMIT: '0', ...env } })
     started.push(target)
-    return { name, target, sizer: target, quota: cpuQuota(`petstore-overload-${target.pid}`, target) }
+    return { name, target, sizer: target, quota: cpuQuota(target) }
   }
   const subject = async (name: string, database: string): Promise<Subject> => {
     // With r's twin, refusing every request behind a key (its admission stage at MAX_QUEUE_DELAY=0).
@@ -168,7 +166,7 @@ Promise<{ report: string, code: number }> {
     }
     // Capacity measured on the service alone, the open loop sent through HAProxy.
     const alone = await service('service behind HAProxy', database)
-    const balancer = await startHaproxy(root, work, alone.target, loadCpus)
+    const balancer = await startHaproxy(root, work, alone.target, LOAD_CPUS)
     started.push(balancer)
     return { ...alone, target: balancer }
   }
@@ -186,16 +184,17 @@ Promise<{ report: string, code: number }> {
           say(`${one.name}, ${workload}: warm-up, no quota`)
           for (const warmed of each) {
             warmed.quota()
-            await measure(warmed, { workload, database, regime: 0, level: CAPACITY, capacity: 0 }, 0, WARM_UP_SECONDS)
+            const cell = { workload, database, regime: 0, level: CAPACITY, capacity: 0 }
+            await measure(generate, warmed, cell, 0, WARM_UP_SECONDS)
           }
           for (const regime of options.regimes) {
             for (const quoted of each) quoted.quota(regime)
             const cell = { workload, database, regime, level: CAPACITY, capacity: 0 }
-            const sized = await measure(one, cell, 0, options.duration)
+            const sized = await measure(generate, one, cell, 0, options.duration)
             runs.push(sized)
             const capacity = sized.outcome.good / options.duration
-            const level = async (loaded: Subject, times: number, seconds: number): Promise<Run> =>
-              await measure(loaded, { ...cell, capacity, level: `${times}×` }, Math.round(times * capacity), seconds)
+            const level = async (loaded: Subject, times: number, seconds: number): Promise<Run> => await measure(
+              generate, loaded, { ...cell, capacity, level: `${times}×` }, Math.round(times * capacity), seconds)
             // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
             await level(one, 0.5, WARM_UP_SECONDS)
             for (const times of options.levels) runs.push(await level(one, times, options.duration))
@@ -213,7 +212,7 @@ Promise<{ report: string, code: number }> {
   }
   const report = [
     heading('Overload', commitOf(root)),
-    prose`- Subjects ${on(serverCpus)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(loadCpus)}.
+    prose`- Subjects ${on(SERVER_CPUS)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(LOAD_CPUS)}.
       The service: \`node ${startArguments(root).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
       ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:
       autocannon, ${CONNECTIONS} connections, ${options.duration} s; each level: arrivals at a fixed rate for

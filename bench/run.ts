@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildBaseline, commitOf } from './baseline.js'
 import { count, positive, readFlags, say, usage } from './flags.js'
-import { SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec, type LoadSpec, type Workload } from './load.js'
+import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, analyzeSchemas, cleanUp, deepCursors, placement, prepare, startArguments } from './targets.js'
+import { API_KEY, PINNED, analyzeSchemas, cleanUp, deepCursors, prepare, runLoad, startArguments } from './targets.js'
 import type { Recipe, Started } from './targets.js'
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
@@ -62,9 +62,8 @@ function warmPageCache (path: string): void {
 const loadAverage = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
 
 async function bench (options: Options, work: string): Promise<{ report: string, code: number }> {
-  const { pinned, serverCpus, loadCpus } = placement()
   const startLoad = loadAverage()
-  const start = await prepare(ROOT, work, options.animals, options.postgres, serverCpus, options.smoke)
+  const start = await prepare(ROOT, work, options.animals, options.postgres, options.smoke)
   const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline)
 
   say('starting the service and its peers')
@@ -86,7 +85,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
     const { target } = entry
     const spec = entry.spec(workload)
-    const load = { origin: target.origin, connections: options.connections, cpus: loadCpus }
+    const load = { origin: target.origin, connections: options.connections }
     target.resetPeakRss()
     // One answered request first: what a target starts on its first request must not eat the window.
     const { method, headers, body } = spec
@@ -124,14 +123,14 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     return measured
   }
   // The overload run's smoke first, on the service: its generator, no quota.
-  const smoked = options.smoke ? await overloadSmoke(entries[0]!.target, loadCpus, options.animals) : ''
+  const smoked = options.smoke ? await overloadSmoke(entries[0]!.target) : ''
   const main = await race('', entries, options.workloads)
 
   const { postgres } = options
   const databases = postgres === undefined
     ? 'no PostgreSQL server given: every PostgreSQL target skipped'
     : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
-  const pinning = pinned ? 'servers on core 0, the load on core 1' : 'nothing pinned'
+  const pinning = PINNED ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const sections = [
     `${heading('Benchmark', commitOf(ROOT))} Load average ${startLoad.toFixed(2)} at the start, ` +
       `${loadAverage().toFixed(2)} at the end.`,

@@ -7,10 +7,11 @@ import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { say } from './flags.js'
-import { BUILT, pinned } from './load.js'
+import type { LoadResult, LoadSpec } from './load.js'
 
 /** The bearer key every target accepts and every request carries. */
 export const API_KEY = 'bench-key-0123456789abcdef'
@@ -68,11 +69,28 @@ export function run (cwd: string, command: string, args: string[]): string {
   return result.stdout.trim()
 }
 
+/** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
+export const BUILT = fileURLToPath(new URL('.', import.meta.url))
+
 /** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
-export function placement (): { pinned: boolean, serverCpus: string | undefined, loadCpus: string | undefined } {
-  const pinned = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
-  return { pinned, serverCpus: pinned ? '0' : undefined, loadCpus: pinned ? '1' : undefined }
+export const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+export const [SERVER_CPUS, LOAD_CPUS] = PINNED ? ['0', '1'] : []
+
+/** `command` (node when not given) with `args`, on cores `cpus` when given. */
+export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
+  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
 }
+
+/**
+ * The closed loop: the workload on `origin` for `seconds` with `connections` clients, from the load's core.
+ * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10 })
+ */
+export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
+  const [command, args] = pinned(LOAD_CPUS, [`${BUILT}autocannon.js`, JSON.stringify({ spec, ...options })])
+  return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
+}
+
+export interface LoadOptions { origin: string, connections: number, seconds: number }
 
 export interface Start {
   /** The program, node when not given; PORT in its environment when `port` is not given. */
@@ -167,11 +185,11 @@ export interface Started { target: Target, start: () => Promise<Target>, file?: 
 
 /**
  * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers;
- * then a function that starts a target on `cpus`, on a copy of that file (the tree's own service on SQLite), its
- * tree's `petstore seed`, or (a peer) the export loaded at its start; on PostgreSQL in a schema of its own.
+ * then a function that starts a target on the servers' core, on a copy of that file (the tree's own service on
+ * SQLite), its tree's `petstore seed` or (a peer) the export loaded at its start; on PostgreSQL in a schema of its own.
  */
 export async function prepare (root: string, work: string, animals: number, postgres: string | undefined,
-  cpus: string | undefined, reuse = false): Promise<(recipe: Recipe) => Promise<Started>> {
+  reuse = false): Promise<(recipe: Recipe) => Promise<Started>> {
   if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
     say('npm run build')
     run(root, 'npm', ['run', '--silent', 'build'])
@@ -188,7 +206,7 @@ export async function prepare (root: string, work: string, animals: number, post
     let seconds = 0
     if (tree === root && file !== undefined && size === undefined) copyFileSync(seeded, file)
     else if (tree !== undefined) seconds = await seed(tree, url, size ?? animals)
-    const where = { cpus, logFile: join(work, `${slug}.log`), readyPath: '/readyz' }
+    const where = { cpus: SERVER_CPUS, logFile: join(work, `${slug}.log`), readyPath: '/readyz' }
     const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
     const metrics = String(await freePort())
     const serviceEnv = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: metrics, ...env }
