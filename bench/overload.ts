@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { commitOf } from './baseline.js'
-import { count, positive, readFlags, say } from './flags.js'
+import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
@@ -33,7 +33,7 @@ export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
 
 export function parseOverloadOptions (argv: string[]) {
   const names = ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres']
-  const flags = readFlags(argv, names, [], '## The overload run')
+  const flags = readFlags(argv, names)
   const { postgres } = flags
   const databases = flags.list('database', ['sqlite', 'postgres'])
     .filter((name) => name === 'sqlite' || postgres !== undefined)
@@ -43,9 +43,9 @@ export function parseOverloadOptions (argv: string[]) {
     workloads: flags.list('workload', ['list', 'create']),
     subjects: flags.list('subject', ['service', 'haproxy']),
     regimes: flags.list('regime', ['10', '100']).map(Number),
-    levels: flags.numbers('levels', [0.8, 1, 2, 3], positive, 'positive multiples of the capacity, such as 0.8,1,2,3'),
-    runs: flags.number('runs', 1, count, 'a positive integer'),
-    duration: flags.number('duration', 10, positive, 'a positive number of seconds'),
+    levels: flags.numbers('levels', [0.8, 1, 2, 3]),
+    runs: flags.number('runs', 1, true),
+    duration: flags.number('duration', 10),
     postgres
   }
 }

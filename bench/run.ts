@@ -9,7 +9,7 @@ import { rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildBaseline, commitOf } from './baseline.js'
-import { count, positive, readFlags, say, usage } from './flags.js'
+import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
@@ -18,10 +18,9 @@ import type { Recipe, Started } from './targets.js'
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
 const ROOT = process.cwd()
-const [USAGE, OVERLOAD_USAGE] = ['## Running it', '## The overload run']
 
 function parseOptions (argv: string[]) {
-  const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'], USAGE)
+  const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'])
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
   const isCommit = (name: string): boolean =>
@@ -30,9 +29,9 @@ function parseOptions (argv: string[]) {
     throw new Error(`--baseline: ${baseline} is not a commit`)
   }
   return {
-    duration: smoke ? 0.25 : flags.number('duration', 10, positive, 'a positive number'),
+    duration: smoke ? 0.25 : flags.number('duration', 10),
     warmup: smoke ? 0 : 2,
-    runs: smoke ? 1 : flags.number('runs', 2, count, 'a positive integer'),
+    runs: smoke ? 1 : flags.number('runs', 2, true),
     // The smoke checks the bench, not the service: a queue of its own, on a busy machine, would be refused.
     connections: smoke ? 10 : 50,
     workloads: flags.list('only', WORKLOADS),
@@ -190,7 +189,7 @@ try {
     runBench = async (work) => await bench(options, work)
   }
 } catch (err) {
-  process.stderr.write(`bench: ${(err as Error).message}\n${usage(overloadRun ? OVERLOAD_USAGE : USAGE)}`)
+  process.stderr.write(`bench: ${(err as Error).message} (flags: bench/README.md)\n`)
   process.exit(2)
 }
 const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
