@@ -3,10 +3,10 @@
  * Compiled to plain JavaScript beside the peers, so the load carries no TypeScript loader either.
  */
 import autocannon from 'autocannon'
-import { pickPath, type LoadResult, type LoadSpec } from './load.js'
+import { pickPath, type LoadResult } from './load.js'
 import type { LoadOptions } from './targets.js'
 
-const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as LoadOptions & { spec: LoadSpec }
+const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as LoadOptions
 const { method, headers, body } = spec
 const result = await autocannon({
   url: origin,

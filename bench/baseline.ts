@@ -6,12 +6,12 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'no
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { say } from './flags.js'
-import { atEnd, run } from './targets.js'
+import { ROOT, atEnd, run } from './targets.js'
 
-/** The short commit at `root`, and whether the service's sources differ from it. */
-export function commitOf (root: string): string {
-  const changed = run(root, 'git', ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
-  return run(root, 'git', ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
+/** The short commit of the bench's tree, and whether the service's sources differ from it. */
+export function commitOf (): string {
+  const changed = run(ROOT, 'git', ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
+  return run(ROOT, 'git', ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
 }
 
 type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
@@ -25,10 +25,10 @@ function sameRuntime (old: Lock, ours: Lock): boolean {
 /**
  * Checks `commitish` out in a temporary worktree, gives it node_modules (this project's when its
  * runtime dependencies are the same, else `npm ci`) and runs its `npm run build`.
- * @example const { root, name } = buildBaseline(ROOT, '88e4a05') // name: 'baseline (88e4a05)'
+ * @example const { root, name } = buildBaseline('88e4a05') // name: 'baseline (88e4a05)'
  */
-export function buildBaseline (root: string, commitish: string): { root: string, name: string, subject: string } {
-  const git = (args: string[]): string => run(root, 'git', args)
+export function buildBaseline (commitish: string): { root: string, name: string, subject: string } {
+  const git = (args: string[]): string => run(ROOT, 'git', args)
   const commit = git(['rev-parse', '--verify', `${commitish}^{commit}`])
   const short = git(['rev-parse', '--short', commit])
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
@@ -39,8 +39,8 @@ export function buildBaseline (root: string, commitish: string): { root: string,
   say(`baseline: git worktree of ${short} in ${dir}`)
   git(['worktree', 'add', '--detach', dir, commit])
   const old = JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock
-  if (sameRuntime(old, JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as Lock)) {
-    symlinkSync(realpathSync(join(root, 'node_modules')), join(dir, 'node_modules'), 'dir')
+  if (sameRuntime(old, JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock)) {
+    symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir')
   } else {
     say('baseline: its dependencies differ, npm ci')
     run(dir, 'npm', ['ci', '--no-audit', '--no-fund'])

@@ -13,8 +13,8 @@ import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, BUILT, LOAD_CPUS, SERVER_CPUS, analyzeSchemas, atEnd, freePort, pinned, prepare } from './targets.js'
-import { runLoad, startArguments, startProcess, type Target } from './targets.js'
+import { API_KEY, BUILT, LOAD_CPUS, ROOT, SERVER_CPUS, analyzeSchemas, atEnd, freePort, pinned } from './targets.js'
+import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
@@ -124,7 +124,7 @@ async function measure (generate: (job: LoadJob) => Promise<LoadOutcome>, subjec
   const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
   const cpu = cpuSeconds()
   const outcome = rate === 0
-    ? await runLoad(spec, { origin, connections, seconds }).then(({ requests, good, failed }) =>
+    ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, failed }) =>
       ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
     : await generate({ origin, spec, rate, sockets: SOCKETS, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
   const { good, refused, timeouts, late } = outcome
@@ -146,15 +146,14 @@ export async function overloadSmoke (target: Target): Promise<string> {
 }
 
 /** The whole overload run. */
-export async function overload (options: OverloadOptions, work: string, root: string):
-Promise<{ report: string, code: number }> {
-  const start = await prepare(root, work, ANIMALS, options.postgres)
+export async function overload (options: OverloadOptions, work: string): Promise<{ report: string, code: number }> {
+  const start = await prepare(work, ANIMALS, options.postgres)
   const generate = startGenerator()
   const started: Target[] = []
 
   /** The service on `database`, RATE_LIMIT=0 and `env` aside as shipped, in a quota of its own. */
   const service = async (name: string, database: string, env: Record<string, string> = {}): Promise<Subject> => {
-    const { target } = await start({ name, sqlite: database === 'sqlite', root, env: { RATE_LIMIT: '0', ...env } })
+    const { target } = await start({ name, sqlite: database === 'sqlite', env: { RATE_LIMIT: '0', ...env } })
     started.push(target)
     return { name, target, sizer: target, quota: cpuQuota(target) }
   }
@@ -166,7 +165,7 @@ Promise<{ report: string, code: number }> {
     }
     // Capacity measured on the service alone, the open loop sent through HAProxy.
     const alone = await service('service behind HAProxy', database)
-    const balancer = await startHaproxy(root, work, alone.target, LOAD_CPUS)
+    const balancer = await startHaproxy(ROOT, work, alone.target, LOAD_CPUS)
     started.push(balancer)
     return { ...alone, target: balancer }
   }
@@ -211,9 +210,9 @@ Promise<{ report: string, code: number }> {
     }
   }
   const report = [
-    heading('Overload', commitOf(root)),
+    heading('Overload', commitOf()),
     prose`- Subjects ${on(SERVER_CPUS)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(LOAD_CPUS)}.
-      The service: \`node ${startArguments(root).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
+      The service: \`node ${startArguments(ROOT).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
       ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:
       autocannon, ${CONNECTIONS} connections, ${options.duration} s; each level: arrivals at a fixed rate for
       ${options.duration} s, a ${DEADLINE_MS} ms deadline; over ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms

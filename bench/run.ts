@@ -1,6 +1,5 @@
 /**
- * `npm run bench`: builds the service, seeds the animals, races the service and its peers workload
- * by workload, each started afresh for every run, and prints the markdown report (also written to
+ * `npm run bench`: races the service and its peers, workload by workload, and prints the markdown report (also in
  * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
  */
 import { spawnSync } from 'node:child_process'
@@ -13,21 +12,15 @@ import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, PINNED, analyzeSchemas, cleanUp, deepCursors, prepare, runLoad, startArguments } from './targets.js'
-import type { Recipe, Started } from './targets.js'
-
-// npm run bench runs from the project's root, whatever directory it was typed in.
-const ROOT = process.cwd()
+import { API_KEY, PINNED, ROOT, analyzeSchemas, cleanUp, deepCursors, prepare, runLoad } from './targets.js'
+import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
   const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'])
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
-  const isCommit = (name: string): boolean =>
-    spawnSync('git', ['rev-parse', '--verify', '--quiet', `${name}^{commit}`]).status === 0
-  if (baseline !== undefined && !isCommit(baseline)) {
-    throw new Error(`--baseline: ${baseline} is not a commit`)
-  }
+  const verify = ['rev-parse', '--verify', '--quiet', `${baseline ?? 'HEAD'}^{commit}`]
+  if (spawnSync('git', verify).status !== 0) throw new Error(`--baseline: ${baseline!} is not a commit`)
   return {
     duration: smoke ? 0.25 : flags.number('duration', 10),
     warmup: smoke ? 0 : 2,
@@ -43,8 +36,6 @@ function parseOptions (argv: string[]) {
   }
 }
 
-type Options = ReturnType<typeof parseOptions>
-
 /** A target started, the service it is set against, its workloads' requests. */
 type Entry = Started & { base: string, spec: (workload: Workload) => LoadSpec }
 
@@ -58,19 +49,20 @@ function warmPageCache (path: string): void {
   }
 }
 
-const loadAverage = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
+const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!
 
-async function bench (options: Options, work: string): Promise<{ report: string, code: number }> {
+async function bench (options: ReturnType<typeof parseOptions>, work: string):
+Promise<{ report: string, code: number }> {
   const startLoad = loadAverage()
-  const start = await prepare(ROOT, work, options.animals, options.postgres, options.smoke)
-  const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline)
+  const start = await prepare(work, options.animals, options.postgres, options.smoke)
+  const baseline = options.baseline === undefined ? undefined : buildBaseline(options.baseline)
 
   say('starting the service and its peers')
   // The services as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
   const recipes: Array<Recipe & { base: string }> = []
   for (const [base, sqlite] of [['service', true], ['service, PostgreSQL', false]] as const) {
     if (!sqlite && options.postgres === undefined) continue
-    recipes.push({ name: base, base, sqlite, root: ROOT })
+    recipes.push({ name: base, base, sqlite })
     const { name, root } = baseline ?? {}
     if (root !== undefined) recipes.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
     recipes.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
@@ -81,33 +73,26 @@ async function bench (options: Options, work: string): Promise<{ report: string,
   const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base, spec })))
   await analyzeSchemas()
 
-  const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
-    const { target } = entry
-    const spec = entry.spec(workload)
-    const load = { origin: target.origin, connections: options.connections }
+  const measure = async ({ target, base, spec }: Entry, workload: Workload, run: number): Promise<Measurement> => {
+    const load = { spec: spec(workload), origin: target.origin, connections: options.connections }
     target.resetPeakRss()
     // One answered request first: what a target starts on its first request must not eat the window.
-    const { method, headers, body } = spec
-    await (await fetch(`${target.origin}${pickPath(spec)}`, { method, headers, body })).arrayBuffer()
-    if (options.warmup > 0) await runLoad(spec, { ...load, seconds: options.warmup })
+    const { method, headers, body } = load.spec
+    await (await fetch(`${target.origin}${pickPath(load.spec)}`, { method, headers, body })).arrayBuffer()
+    if (options.warmup > 0) await runLoad({ ...load, seconds: options.warmup })
     const cpuBefore = target.cpuSeconds()
-    const result = await runLoad(spec, { ...load, seconds: options.duration })
+    const result = await runLoad({ ...load, seconds: options.duration })
     const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
     say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
       `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
-    return { target: target.name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
+    return { target: target.name, base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
   }
   /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
   const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
     const measured: Measurement[] = []
     for (let run = 1; run <= options.runs; run++) {
       // A process here keeps for its life a speed up to 20 % off another start's: each run starts them anew.
-      if (run > 1) {
-        await Promise.all(all.map(async (entry) => {
-          await entry.target.stop()
-          entry.target = await entry.start()
-        }))
-      }
+      if (run > 1) await Promise.all(all.map(async (entry) => { entry.target = await entry.start() }))
       for (const workload of workloads) {
         say(`${what}${workload}, run ${run} of ${options.runs}`)
         // Every other run in reverse order: no target is always the one measured first.
@@ -117,8 +102,8 @@ async function bench (options: Options, work: string): Promise<{ report: string,
           measured.push(await measure(entry, workload, run))
         }
       }
+      await Promise.all(all.map(async ({ target }) => { await target.stop() }))
     }
-    await Promise.all(all.map(async ({ target }) => { await target.stop() }))
     return measured
   }
   // The overload run's smoke first, on the service: its generator, no quota.
@@ -131,8 +116,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
     : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
   const pinning = PINNED ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const sections = [
-    `${heading('Benchmark', commitOf(ROOT))} Load average ${startLoad.toFixed(2)} at the start, ` +
-      `${loadAverage().toFixed(2)} at the end.`,
+    `${heading('Benchmark', commitOf())} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
     prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
       ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
       measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
@@ -140,9 +124,8 @@ async function bench (options: Options, work: string): Promise<{ report: string,
       `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}.`,
     workloadTables(main),
     '## The service against the others',
-    prose`Each cell is the median of the per-run ratios (each run of the service over the run of the other target
-      measured in the same minutes), and their range. req/s above 1.00×: the service serves more; p99 and CPU/req
-      below 1.00×: the service is faster or spends less.`,
+    prose`The median of the per-run ratios (each run of the service over the other target's in the same minutes),
+      and their range: req/s above 1.00×, the service serves more; p99 and CPU/req below, it is faster or spends less.`,
     ratios(main, 'req/s', (m) => m.reqPerSec), ratios(main, 'p99', (m) => m.p99Ms),
     ratios(main, 'CPU per request', (m) => m.cpuUs)
   ]
@@ -155,7 +138,7 @@ async function bench (options: Options, work: string): Promise<{ report: string,
       const database = sqlite ? 'SQLite' : 'PostgreSQL'
       for (const animals of sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const started = await start({ name: `${database} ${animals}`, sqlite, root: ROOT, animals })
+        const started = await start({ name: `${database} ${animals}`, sqlite, animals })
         const { target, file, seconds } = started
         const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
         const bytes = file === undefined ? '' : `, a file of ${mib(size(file) + size(`${file}-wal`))}`
@@ -181,13 +164,9 @@ const argv = process.argv.slice(2)
 const overloadRun = argv.includes('--overload')
 let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
-  if (overloadRun) {
-    const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    runBench = async (work) => await overload(options, work, ROOT)
-  } else {
-    const options = parseOptions(argv)
-    runBench = async (work) => await bench(options, work)
-  }
+  runBench = overloadRun
+    ? overload.bind(undefined, parseOverloadOptions(argv.filter((arg) => arg !== '--overload')))
+    : bench.bind(undefined, parseOptions(argv))
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).message} (flags: bench/README.md)\n`)
   process.exit(2)

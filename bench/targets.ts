@@ -1,4 +1,4 @@
-/** The servers under load, each a child process (the service as users run it, the peers, HAProxy), seen from /proc. */
+/** Every process the bench starts (the servers under load, the closed loop, the CLI), and what goes at its end. */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { once } from 'node:events'
@@ -13,14 +13,38 @@ import pg from 'pg'
 import { say } from './flags.js'
 import type { LoadResult, LoadSpec } from './load.js'
 
+// npm run bench runs from the project's root, whatever directory it was typed in.
+export const ROOT = process.cwd()
 /** The bearer key every target accepts and every request carries. */
 export const API_KEY = 'bench-key-0123456789abcdef'
+/** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
+export const BUILT = fileURLToPath(new URL('.', import.meta.url))
+/** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
+export const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
+export const [SERVER_CPUS, LOAD_CPUS] = PINNED ? ['0', '1'] : []
 
 const live = new Set<ChildProcess>()
 const cleanups: Array<() => Promise<void>> = []
 
 /** Has `cleanup` run at the end, however the bench ends, once every process it started has stopped. */
 export const atEnd = (cleanup: () => Promise<void>): void => { cleanups.push(cleanup) }
+
+/** Stops every process the bench started that still runs, then runs the cleanups (Ctrl-C, a failure, the end). */
+export async function cleanUp (): Promise<void> {
+  await Promise.all([...live].map(stopChild))
+  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
+}
+
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null
+
+async function stopChild (child: ChildProcess): Promise<void> {
+  if (exited(child)) return
+  const exit = once(child, 'exit')
+  child.kill('SIGTERM')
+  if (await Promise.race([exit.then(() => true), sleep(15_000, false, { ref: false })])) return
+  child.kill('SIGKILL')
+  await exit
+}
 
 function read (path: string): string {
   try { return readFileSync(path, 'utf8') } catch { return '' }
@@ -43,21 +67,9 @@ export async function freePort (): Promise<number> {
   }
 }
 
-const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null
-
-async function stopChild (child: ChildProcess): Promise<void> {
-  if (exited(child)) return
-  const exit = once(child, 'exit')
-  child.kill('SIGTERM')
-  if (await Promise.race([exit.then(() => true), sleep(15_000, false, { ref: false })])) return
-  child.kill('SIGKILL')
-  await exit
-}
-
-/** Stops every process the bench started that still runs, then runs the cleanups (Ctrl-C, a failure, the end). */
-export async function cleanUp (): Promise<void> {
-  await Promise.all([...live].map(stopChild))
-  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
+/** `command` (node when not given) with `args`, on cores `cpus` when given. */
+export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
+  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
 }
 
 /** Runs `command` in `cwd`; its stdout, trimmed; throws its output if it fails. */
@@ -69,28 +81,13 @@ export function run (cwd: string, command: string, args: string[]): string {
   return result.stdout.trim()
 }
 
-/** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
-export const BUILT = fileURLToPath(new URL('.', import.meta.url))
+export interface LoadOptions { spec: LoadSpec, origin: string, connections: number, seconds: number }
 
-/** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
-export const PINNED = availableParallelism() >= 2 && spawnSync('taskset', ['-c', '0', 'true']).status === 0
-export const [SERVER_CPUS, LOAD_CPUS] = PINNED ? ['0', '1'] : []
-
-/** `command` (node when not given) with `args`, on cores `cpus` when given. */
-export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
-  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
-}
-
-/**
- * The closed loop: the workload on `origin` for `seconds` with `connections` clients, from the load's core.
- * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10 })
- */
-export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  const [command, args] = pinned(LOAD_CPUS, [`${BUILT}autocannon.js`, JSON.stringify({ spec, ...options })])
+/** The closed loop: autocannon.ts in a process of its own on the load's core, `connections` clients for `seconds`. */
+export async function runLoad (options: LoadOptions): Promise<LoadResult> {
+  const [command, args] = pinned(LOAD_CPUS, [`${BUILT}autocannon.js`, JSON.stringify(options)])
   return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
 }
-
-export interface LoadOptions { origin: string, connections: number, seconds: number }
 
 export interface Start {
   /** The program, node when not given; PORT in its environment when `port` is not given. */
@@ -140,8 +137,8 @@ export async function startProcess (name: string, options: Start) {
       const tail = read(options.logFile).split('\n').slice(-15).join('\n')
       throw new Error(`${name} did not start; its log ${options.logFile} ends:\n${tail}`)
     }
-    const signal = AbortSignal.timeout(2_000)
-    const response = await fetch(`${origin}${options.readyPath}`, { signal }).catch(() => undefined)
+    const response = await fetch(`${origin}${options.readyPath}`, { signal: AbortSignal.timeout(2_000) })
+      .catch(() => undefined)
     await response?.arrayBuffer()
     if (response?.status === 200) return target
     await sleep(50)
@@ -151,30 +148,24 @@ export async function startProcess (name: string, options: Start) {
 /** A server the bench started, seen from /proc. */
 export type Target = Awaited<ReturnType<typeof startProcess>>
 
-/** `node dist/cli/main.js ARGS` of the tree at `root`; its stdout; throws its stderr if it fails. */
-export async function petstore (root: string, args: string[]): Promise<string> {
-  const cli = [join(root, 'dist/cli/main.js'), ...args]
-  return (await promisify(execFile)(process.execPath, cli, { cwd: root, maxBuffer: 2 ** 30 })).stdout
-}
-
-/** `petstore seed` of `count` animals on `url`; its seconds. */
-export async function seed (root: string, url: string, count: number): Promise<number> {
-  const started = performance.now()
-  await petstore(root, ['seed', '--count', String(count), '--database-url', url])
-  return (performance.now() - started) / 1000
-}
-
 /** The node arguments of `npm start` at `root`: the service runs as it ships. */
 export function startArguments (root: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
   return scripts.start.split(/\s+/).slice(1)
 }
 
+/** `petstore seed` of `count` animals on `url` (dist/ of the tree at `root`): its seconds. */
+function seed (root: string, url: string, count: number): number {
+  const started = performance.now()
+  run(root, process.execPath, [join(root, 'dist/cli/main.js'), 'seed', '--count', String(count), '--database-url', url])
+  return (performance.now() - started) / 1000
+}
+
 const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
 
 /**
- * What a target runs: the service of the tree at `root` as shipped (the rate limit never reached; `env` overrides),
- * or this bench's `peers/PEER.js`; on SQLite or PostgreSQL; `animals`, a size of its own (the scale curve's).
+ * A target: the service of the tree at `root` (this one when not given) as shipped, the rate limit never reached
+ * (`env` overrides), or the bench's `peers/PEER.js`; on SQLite or PostgreSQL; `animals`: the scale curve's size.
  */
 export interface Recipe {
   name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
@@ -184,35 +175,36 @@ export interface Recipe {
 export interface Started { target: Target, start: () => Promise<Target>, file?: string, seconds: number }
 
 /**
- * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers;
- * then a function that starts a target on the servers' core, on a copy of that file (the tree's own service on
- * SQLite), its tree's `petstore seed` or (a peer) the export loaded at its start; on PostgreSQL in a schema of its own.
+ * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers.
+ * Its answer starts a target on the servers' core: a copy of that file (the tree's own service on SQLite), its
+ * tree's `petstore seed`, or (a peer) that export loaded at start; on PostgreSQL in a schema of its own.
  */
-export async function prepare (root: string, work: string, animals: number, postgres: string | undefined,
-  reuse = false): Promise<(recipe: Recipe) => Promise<Started>> {
-  if (!reuse || !existsSync(join(root, 'dist/cli/main.js'))) {
+export async function prepare (work: string, animals: number, postgres: string | undefined, reuse = false):
+Promise<(recipe: Recipe) => Promise<Started>> {
+  if (!reuse || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
     say('npm run build')
-    run(root, 'npm', ['run', '--silent', 'build'])
+    run(ROOT, 'npm', ['run', '--silent', 'build'])
   }
   say(`petstore seed: ${animals} animals; petstore export for the peers`)
   const [seeded, animalsFile] = [join(work, 'seeded.db'), join(work, 'animals.jsonl')]
-  await seed(root, `sqlite:${seeded}`, animals)
-  writeFileSync(animalsFile, await petstore(root, ['export', '--database-url', `sqlite:${seeded}`]))
+  seed(ROOT, `sqlite:${seeded}`, animals)
+  const exported = run(ROOT, process.execPath, ['dist/cli/main.js', 'export', '--database-url', `sqlite:${seeded}`])
+  writeFileSync(animalsFile, exported)
   let made = 0
-  return async ({ name, sqlite, root: tree, peer, env = {}, animals: size }) => {
+  return async ({ name, sqlite, root = ROOT, peer, env, animals: size }) => {
     const slug = `${++made}-${name.replace(/\W+/g, '-')}`
     const file = sqlite ? join(work, `${slug}.db`) : undefined
     const url = file === undefined ? await createSchema(postgres!) : `sqlite:${file}`
     let seconds = 0
-    if (tree === root && file !== undefined && size === undefined) copyFileSync(seeded, file)
-    else if (tree !== undefined) seconds = await seed(tree, url, size ?? animals)
+    if (peer === undefined && root === ROOT && file !== undefined && size === undefined) copyFileSync(seeded, file)
+    else if (peer === undefined) seconds = seed(root, url, size ?? animals)
     const where = { cpus: SERVER_CPUS, logFile: join(work, `${slug}.log`), readyPath: '/readyz' }
     const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
     const metrics = String(await freePort())
     const serviceEnv = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: metrics, ...env }
-    const start = async (): Promise<Target> => await startProcess(name, tree === undefined
-      ? { args: [`${BUILT}peers/${peer!}.js`], env: peerEnv, cwd: root, ...where }
-      : { args: startArguments(tree), env: serviceEnv, cwd: tree, ...where })
+    const start = async (): Promise<Target> => await startProcess(name, peer === undefined
+      ? { args: startArguments(root), env: serviceEnv, cwd: root, ...where }
+      : { args: [`${BUILT}peers/${peer}.js`], env: peerEnv, cwd: ROOT, ...where })
     return { target: await start(), start, file, seconds }
   }
 }
@@ -225,7 +217,7 @@ export async function analyzeSchemas (): Promise<void> {
 }
 
 /** A schema of its own at `adminUrl`, dropped at the end with all in it: a URL with it first in search_path. */
-export async function createSchema (adminUrl: string): Promise<string> {
+async function createSchema (adminUrl: string): Promise<string> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
     const client = new pg.Client({ connectionString: adminUrl })
