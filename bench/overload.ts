@@ -1,7 +1,6 @@
 /**
- * `npm run bench -- --overload` (bench/README.md): each subject on core 0 in a CPU quota (cgroup v1),
- * the open-loop generator (open-loop.ts) on core 1. In each regime (quota periods of 10 and 100 ms)
- * the capacity, closed loop, then arrivals at multiples of it; a markdown report of what was answered.
+ * `npm run bench -- --overload` (bench/README.md): each subject on core 0 in a CPU quota (cgroup v1), the generator
+ * (open-loop.ts) on core 1; in each regime the capacity, closed loop, then arrivals at multiples of it.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -35,11 +34,9 @@ export function parseOverloadOptions (argv: string[]) {
   const names = ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres']
   const flags = readFlags(argv, names)
   const { postgres } = flags
-  const databases = flags.list('database', ['sqlite', 'postgres'])
-    .filter((name) => name === 'sqlite' || postgres !== undefined)
-  if (databases.length === 0) throw new Error('--database: postgres needs --postgres URL or TEST_DATABASE_URL')
   return {
-    databases,
+    // PostgreSQL needs a server: --postgres URL or TEST_DATABASE_URL.
+    databases: flags.list('database', postgres === undefined ? ['sqlite'] : ['sqlite', 'postgres']),
     workloads: flags.list('workload', ['list', 'create']),
     subjects: flags.list('subject', ['service', 'haproxy']),
     regimes: flags.list('regime', ['10', '100']).map(Number),
@@ -181,10 +178,10 @@ export async function overload (options: OverloadOptions, work: string): Promise
           const each = refuser === undefined ? [one] : [one, refuser]
           // Warm, as a server up for a while is: compiled by the JIT without a quota (its threads would spend it).
           say(`${one.name}, ${workload}: warm-up, no quota`)
+          const warm = { workload, database, regime: 0, level: CAPACITY, capacity: 0 }
           for (const warmed of each) {
             warmed.quota()
-            const cell = { workload, database, regime: 0, level: CAPACITY, capacity: 0 }
-            await measure(generate, warmed, cell, 0, WARM_UP_SECONDS)
+            await measure(generate, warmed, warm, 0, WARM_UP_SECONDS)
           }
           for (const regime of options.regimes) {
             for (const quoted of each) quoted.quota(regime)
@@ -214,9 +211,8 @@ export async function overload (options: OverloadOptions, work: string): Promise
     prose`- Subjects ${on(SERVER_CPUS)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(LOAD_CPUS)}.
       The service: \`node ${startArguments(ROOT).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
       ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:
-      autocannon, ${CONNECTIONS} connections, ${options.duration} s; each level: arrivals at a fixed rate for
-      ${options.duration} s, a ${DEADLINE_MS} ms deadline; over ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms
-      late, a run is **invalid**. What each figure is: bench/README.md.`,
+      ${CONNECTIONS} connections, closed loop; levels: a ${DEADLINE_MS} ms deadline; ${options.duration} s each. Over
+      ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late: **invalid**. What each figure is: bench/README.md.`,
     '',
     renderTables(runs)
   ].join('\n')
