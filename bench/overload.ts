@@ -7,7 +7,6 @@ import { once } from 'node:events'
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { commitOf } from './baseline.js'
 import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
@@ -207,7 +206,7 @@ export async function overload (options: OverloadOptions, work: string): Promise
     }
   }
   const report = [
-    heading('Overload', commitOf()),
+    heading('Overload'),
     prose`- Subjects ${on(SERVER_CPUS)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(LOAD_CPUS)}.
       The service: \`node ${startArguments(ROOT).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
       ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:

@@ -4,6 +4,7 @@
  */
 import { cpus, release } from 'node:os'
 import { REQUESTS, type LoadResult, type Workload } from './load.js'
+import { ROOT, run } from './targets.js'
 
 /** One measured run of one target on one workload. */
 export interface Measurement extends LoadResult {
@@ -45,8 +46,10 @@ export function table (header: string[], rows: string[][], left = 1): string {
   return [header, align, ...rows].map((cells) => `| ${cells.join(' | ')} |`).join('\n')
 }
 
-/** The report's first line and the machine's; the seconds since the bench began. */
-export function heading (title: string, commit: string): string {
+/** The report's first line (the commit, and whether the service's sources differ from it) and the machine's. */
+export function heading (title: string): string {
+  const changed = run(ROOT, 'git', ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
+  const commit = run(ROOT, 'git', ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
   const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
   return `# ${title}: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${commit}\n\n` +
     `- Command: \`${command.replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@')}\`; ` +

@@ -3,16 +3,15 @@
  * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
  */
 import { spawnSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs'
-import { rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
+import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildBaseline, commitOf } from './baseline.js'
 import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, PINNED, ROOT, analyzeSchemas, cleanUp, deepCursors, prepare, runLoad } from './targets.js'
+import { API_KEY, PINNED, ROOT, analyzeSchemas, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
 import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
@@ -34,6 +33,35 @@ function parseOptions (argv: string[]) {
     scale: flags.given('scale'),
     smoke
   }
+}
+
+/**
+ * `--baseline COMMIT`: that commit checked out in a worktree of its own (removed at the end), with this project's
+ * node_modules when the old lock installs the same for the service itself (and TypeScript), else `npm ci`; built.
+ */
+function buildBaseline (commitish: string): { root: string, name: string, subject: string } {
+  const git = (args: string[]): string => run(ROOT, 'git', args)
+  const commit = git(['rev-parse', '--short', `${commitish}^{commit}`])
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
+  atEnd(async () => {
+    rmSync(dir, { recursive: true, force: true })
+    git(['worktree', 'prune'])
+  })
+  say(`baseline: git worktree of ${commit} in ${dir}`)
+  git(['worktree', 'add', '--detach', dir, commit])
+  type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
+  const ours = (JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock).packages
+  const old = (JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock).packages
+  if (Object.entries(old).every(([path, { dev, version }]) => path === '' ||
+    (dev === true && path !== 'node_modules/typescript') || ours[path]?.version === version)) {
+    symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir')
+  } else {
+    say('baseline: its dependencies differ, npm ci')
+    run(dir, 'npm', ['ci', '--no-audit', '--no-fund'])
+  }
+  say('baseline: npm run build')
+  run(dir, 'npm', ['run', '--silent', 'build'])
+  return { root: dir, name: `baseline (${commit})`, subject: git(['log', '-1', '--format=%s', commit]) }
 }
 
 /** A target started, the service it is set against, its workloads' requests. */
@@ -116,7 +144,7 @@ Promise<{ report: string, code: number }> {
     : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
   const pinning = PINNED ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const sections = [
-    `${heading('Benchmark', commitOf())} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
+    `${heading('Benchmark')} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
     prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
       ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
       measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
