@@ -11,7 +11,7 @@ import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, BUILT, LOAD_CPUS, ROOT, SERVER_CPUS, analyzeSchemas, atEnd, freePort, pinned } from './targets.js'
+import { API_KEY, BUILT, LOAD_CPUS, ROOT, analyzeSchemas, atEnd, freePort, pinned } from './targets.js'
 import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
@@ -207,9 +207,8 @@ export async function overload (options: OverloadOptions, work: string): Promise
   }
   const report = [
     heading('Overload'),
-    prose`- Subjects ${on(SERVER_CPUS)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(LOAD_CPUS)}.
-      The service: \`node ${startArguments(ROOT).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
-      ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:
+    prose`- Each subject in a CPU quota of ${SHARE} of a core; the service \`node ${startArguments(ROOT).join(' ')}\` on
+      ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`. ${options.runs} run(s): medians, the range in brackets. Capacity:
       ${CONNECTIONS} connections, closed loop; levels: a ${DEADLINE_MS} ms deadline; ${options.duration} s each. Over
       ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late: **invalid**. What each figure is: bench/README.md.`,
     '',
@@ -223,7 +222,6 @@ export async function overload (options: OverloadOptions, work: string): Promise
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
-const on = (cpus: string | undefined): string => cpus === undefined ? 'unpinned' : `on core ${cpus}`
 const regimeOf = (regime: number): string => regime === 0 ? 'no quota' : `${regime} ms periods`
 const where = (cell: Cell): string => `${cell.workload}, ${cell.database}, ${regimeOf(cell.regime)}, ${cell.level}`
 const pc = (value: number): string => `${value.toFixed(1)} %`

@@ -4,7 +4,7 @@
  */
 import { cpus, release } from 'node:os'
 import { REQUESTS, type LoadResult, type Workload } from './load.js'
-import { ROOT, run } from './targets.js'
+import { PINNED, ROOT, run } from './targets.js'
 
 /** One measured run of one target on one workload. */
 export interface Measurement extends LoadResult {
@@ -51,10 +51,11 @@ export function heading (title: string): string {
   const changed = run(ROOT, 'git', ['status', '--porcelain', '--', 'src', 'package.json']) !== ''
   const commit = run(ROOT, 'git', ['rev-parse', '--short', 'HEAD']) + (changed ? ' (with changes)' : '')
   const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ')
+  const pinning = PINNED ? 'servers on core 0, the load on core 1' : 'nothing pinned'
+  const machine = `${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores (${pinning}), Linux ${release()}`
   return `# ${title}: ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC, commit ${commit}\n\n` +
     `- Command: \`${command.replace(/(\/\/[^:/@\s]+):[^@/\s]*@/g, '$1:***@')}\`; ` +
-    `${Math.round(performance.now() / 1000)} s. ` +
-    `Machine: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Linux ${release()}, Node.js ${process.version}.`
+    `${Math.round(performance.now() / 1000)} s. Machine: ${machine}, Node.js ${process.version}.`
 }
 
 /** A table per workload, a row per target: the medians over the runs, and req/s's range. */

@@ -11,7 +11,7 @@ import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, PINNED, ROOT, analyzeSchemas, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
+import { API_KEY, ROOT, analyzeSchemas, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
 import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
@@ -101,20 +101,6 @@ Promise<{ report: string, code: number }> {
   const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base, spec })))
   await analyzeSchemas()
 
-  const measure = async ({ target, base, spec }: Entry, workload: Workload, run: number): Promise<Measurement> => {
-    const load = { spec: spec(workload), origin: target.origin, connections: options.connections }
-    target.resetPeakRss()
-    // One answered request first: what a target starts on its first request must not eat the window.
-    const { method, headers, body } = load.spec
-    await (await fetch(`${target.origin}${pickPath(load.spec)}`, { method, headers, body })).arrayBuffer()
-    if (options.warmup > 0) await runLoad({ ...load, seconds: options.warmup })
-    const cpuBefore = target.cpuSeconds()
-    const result = await runLoad({ ...load, seconds: options.duration })
-    const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
-    say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
-      `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
-    return { target: target.name, base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
-  }
   /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
   const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
     const measured: Measurement[] = []
@@ -124,10 +110,21 @@ Promise<{ report: string, code: number }> {
       for (const workload of workloads) {
         say(`${what}${workload}, run ${run} of ${options.runs}`)
         // Every other run in reverse order: no target is always the one measured first.
-        for (const entry of run % 2 === 1 ? all : [...all].reverse()) {
+        for (const { target, base, spec, file } of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
-          if (entry.file !== undefined) warmPageCache(entry.file)
-          measured.push(await measure(entry, workload, run))
+          if (file !== undefined) warmPageCache(file)
+          const load = { spec: spec(workload), origin: target.origin, connections: options.connections }
+          target.resetPeakRss()
+          // One answered request first: what a target starts on its first request must not eat the window.
+          const { method, headers, body } = load.spec
+          await (await fetch(`${target.origin}${pickPath(load.spec)}`, { method, headers, body })).arrayBuffer()
+          if (options.warmup > 0) await runLoad({ ...load, seconds: options.warmup })
+          const cpuBefore = target.cpuSeconds()
+          const result = await runLoad({ ...load, seconds: options.duration })
+          const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
+          say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
+            `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
+          measured.push({ target: target.name, base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() })
         }
       }
       await Promise.all(all.map(async ({ target }) => { await target.stop() }))
@@ -142,10 +139,9 @@ Promise<{ report: string, code: number }> {
   const databases = postgres === undefined
     ? 'no PostgreSQL server given: every PostgreSQL target skipped'
     : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
-  const pinning = PINNED ? 'servers on core 0, the load on core 1' : 'nothing pinned'
   const sections = [
     `${heading('Benchmark')} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
-    prose`- Load: autocannon, ${options.connections} connections; ${pinning}. ${rate(options.animals)} animals;
+    prose`- Load: autocannon, ${options.connections} connections. ${rate(options.animals)} animals;
       ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
       measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
     `- The service: \`node ${startArguments(ROOT).join(' ')}\`, as shipped` +
@@ -168,8 +164,8 @@ Promise<{ report: string, code: number }> {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
         const started = await start({ name: `${database} ${animals}`, sqlite, animals })
         const { target, file, seconds } = started
-        const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
-        const bytes = file === undefined ? '' : `, a file of ${mib(size(file) + size(`${file}-wal`))}`
+        // petstore seed closes the file, and with it checkpoints its WAL: the file alone holds the animals.
+        const bytes = file === undefined ? '' : `, a file of ${mib(statSync(file).size)}`
         fills.push(`- ${target.name}: seeded in ${seconds.toFixed(1)} s${bytes}`)
         const cursors = await deepCursors(target.origin, animals, 1000)
         const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
@@ -209,9 +205,7 @@ try {
   // Written to bench/results/, or beside the smoke's data for a smoke.
   const results = argv.includes('--smoke') ? join(work, 'results') : join(ROOT, 'bench/results')
   mkdirSync(results, { recursive: true })
-  for (const name of [new Date().toISOString().slice(0, 16).replace(':', '-'), 'latest']) {
-    writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}${name}.md`), result.report)
-  }
+  writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}latest.md`), result.report)
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
 } finally {
