@@ -11,7 +11,7 @@ import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, BUILT, LOAD_CPUS, ROOT, analyzeSchemas, atEnd, freePort, pinned } from './targets.js'
+import { API_KEY, BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
 import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
@@ -24,7 +24,6 @@ const LATE_MS = 5
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
-const CAPACITY = 'capacity (closed loop)'
 const DATABASES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 
 export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
@@ -64,6 +63,8 @@ function cpuQuota (target: Target): (periodMs?: number) => void {
   }
 }
 
+let generator: ((job: LoadJob) => Promise<LoadOutcome>) | undefined
+
 /** The open-loop generator: one process for the whole bench (compiled, its heap grown), a job at a time. */
 function startGenerator (): (job: LoadJob) => Promise<LoadOutcome> {
   const [command, args] = pinned(LOAD_CPUS, [`${BUILT}open-loop.js`])
@@ -81,11 +82,13 @@ function startGenerator (): (job: LoadJob) => Promise<LoadOutcome> {
 /** What the open loop loads (HAProxy, for the service behind it), what the closed loop sizes, their quota. */
 interface Subject { name: string, target: Target, sizer: Target, quota: (periodMs?: number) => void, refuser?: Subject }
 
-/** Where a run is measured: its table (workload, database, regime), its level, the capacity the level multiplies. */
-interface Cell { workload: Workload, database: string, regime: number, level: string, capacity: number }
+/** Where a run is measured: its table (workload, database, regime), and the capacity its level multiplies. */
+interface Cell { workload: Workload, database: string, regime: number, capacity: number }
 
-/** A measured run; `cpu`: seconds of the process the load reached; `r`: of a run refused whole only. */
-interface Run extends Cell { subject: string, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
+/** A run at `level` times the capacity (0: the capacity); `cpu`: of the process the load reached; `r`: see README. */
+interface Run extends Cell {
+  subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, r?: number
+}
 
 /** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its one server and its 503 file replaced. */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
@@ -112,39 +115,38 @@ async function waitIdle (target: Target): Promise<void> {
   }
 }
 
-/** A run: at `rate` 0 closed loop (autocannon) on the subject's sizer, else open loop (`generate`) on its target. */
-async function measure (generate: (job: LoadJob) => Promise<LoadOutcome>, subject: Subject, cell: Cell, rate: number,
-  seconds: number, connections = CONNECTIONS): Promise<Run> {
+/** A run: at level 0 closed loop (autocannon) on the subject's sizer, else open loop on its target. */
+async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = CONNECTIONS) {
   for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
-  const { origin, cpuSeconds } = rate === 0 ? subject.sizer : subject.target
+  const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
   const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
   const cpu = cpuSeconds()
-  const outcome = rate === 0
+  const rate = Math.round(level * cell.capacity)
+  generator ??= startGenerator()
+  const outcome = level === 0
     ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, failed }) =>
       ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
-    : await generate({ origin, spec, rate, sockets: SOCKETS, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+    : await generator({ origin, spec, rate, sockets: SOCKETS, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+  const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
   const { good, refused, timeouts, late } = outcome
-  say(`  ${subject.name}, ${where(cell)}: ` +
-    `${Math.round(good / seconds)} good/s, ${refused} refused, ${timeouts} timeouts, ${late} late`)
-  return { ...cell, subject: subject.name, seconds, outcome, cpu: cpuSeconds() - cpu }
+  say(`  ${subject.name}, ${where(run)}: ${Math.round(good / seconds)} good/s, ${refused} refused, ` +
+    `${timeouts} timeouts, ${late} late`)
+  return run
 }
 
 /** The overload run's smoke (`npm run bench -- --smoke`): the service, no quota, capacity 0.25 s, 0.8x 0.5 s. */
 export async function overloadSmoke (target: Target): Promise<string> {
-  const generate = startGenerator()
   const subject = { name: 'service', target, sizer: target, quota: () => {} }
   const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
   // 10 connections, as the race's smoke: on a busy machine 50 would queue, and the admission stage refuse.
-  const sized = await measure(generate, subject, { ...cell, level: CAPACITY }, 0, 0.25, 10)
-  const capacity = sized.outcome.good / 0.25
-  const level = await measure(generate, subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
+  const sized = await measure(subject, cell, 0, 0.25, 10)
+  const level = await measure(subject, { ...cell, capacity: sized.outcome.good / 0.25 }, 0.8, 0.5)
   return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
 }
 
 /** The whole overload run. */
 export async function overload (options: OverloadOptions, work: string): Promise<{ report: string, code: number }> {
   const start = await prepare(work, ANIMALS, options.postgres)
-  const generate = startGenerator()
   const started: Target[] = []
 
   /** The service on `database`, RATE_LIMIT=0 and `env` aside as shipped, in a quota of its own. */
@@ -171,32 +173,27 @@ export async function overload (options: OverloadOptions, work: string): Promise
     for (const database of options.databases) {
       say(`run ${run} of ${options.runs}, ${database}: starting ${options.subjects.join(' and ')}`)
       const subjects = await Promise.all(options.subjects.map(async (name) => await subject(name, database)))
-      await analyzeSchemas()
       for (const workload of options.workloads) {
         for (const { refuser, ...one } of subjects) {
           const each = refuser === undefined ? [one] : [one, refuser]
           // Warm, as a server up for a while is: compiled by the JIT without a quota (its threads would spend it).
           say(`${one.name}, ${workload}: warm-up, no quota`)
-          const warm = { workload, database, regime: 0, level: CAPACITY, capacity: 0 }
           for (const warmed of each) {
             warmed.quota()
-            await measure(generate, warmed, warm, 0, WARM_UP_SECONDS)
+            await measure(warmed, { workload, database, regime: 0, capacity: 0 }, 0, WARM_UP_SECONDS)
           }
           for (const regime of options.regimes) {
             for (const quoted of each) quoted.quota(regime)
-            const cell = { workload, database, regime, level: CAPACITY, capacity: 0 }
-            const sized = await measure(generate, one, cell, 0, options.duration)
+            const sized = await measure(one, { workload, database, regime, capacity: 0 }, 0, options.duration)
             runs.push(sized)
-            const capacity = sized.outcome.good / options.duration
-            const level = async (loaded: Subject, times: number, seconds: number): Promise<Run> => await measure(
-              generate, loaded, { ...cell, capacity, level: `${times}×` }, Math.round(times * capacity), seconds)
+            const cell = { workload, database, regime, capacity: sized.outcome.good / options.duration }
             // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
-            await level(one, 0.5, WARM_UP_SECONDS)
-            for (const times of options.levels) runs.push(await level(one, times, options.duration))
+            await measure(one, cell, 0.5, WARM_UP_SECONDS)
+            for (const level of options.levels) runs.push(await measure(one, cell, level, options.duration))
             // At 3x, where the share r of a refusal's cost decides the goodput; only a run refused whole gives r.
             if (refuser === undefined) continue
-            await level(refuser, 3, WARM_UP_SECONDS)
-            const whole = await level(refuser, 3, options.duration)
+            await measure(refuser, cell, 3, WARM_UP_SECONDS)
+            const whole = await measure(refuser, cell, 3, options.duration)
             const { refused, good, other } = whole.outcome
             runs.push({ ...whole, r: good + other > 0 ? NaN : whole.cpu / refused / (sized.cpu / sized.outcome.good) })
           }
@@ -216,14 +213,15 @@ export async function overload (options: OverloadOptions, work: string): Promise
   ].join('\n')
   // The refusing twin's runs count for r alone.
   const failed = runs.filter(({ outcome, r }) => r === undefined && outcome.other + outcome.errors > 0)
-  for (const { subject, outcome, ...cell } of failed) {
-    say(`${subject} failed ${outcome.other + outcome.errors} requests: ${where(cell)}`)
+  for (const run of failed) {
+    say(`${run.subject} failed ${run.outcome.other + run.outcome.errors} requests: ${where(run)}`)
   }
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
 const regimeOf = (regime: number): string => regime === 0 ? 'no quota' : `${regime} ms periods`
-const where = (cell: Cell): string => `${cell.workload}, ${cell.database}, ${regimeOf(cell.regime)}, ${cell.level}`
+const levelOf = (level: number): string => level === 0 ? 'capacity (closed loop)' : `${level}×`
+const where = (run: Run): string => `${run.workload}, ${run.database}, ${regimeOf(run.regime)}, ${levelOf(run.level)}`
 const pc = (value: number): string => `${value.toFixed(1)} %`
 const share = ({ outcome }: Run, part: number): number => 100 * part / outcome.arrivals
 
@@ -258,7 +256,7 @@ function renderTables (runs: Run[]): string {
         const values = same.map(figure).filter(Number.isFinite)
         return values.length === 0 ? '–' : spread(values, format)
       })
-      return [same[0]!.subject, same[0]!.level + mark, ...cells]
+      return [same[0]!.subject, levelOf(same[0]!.level) + mark, ...cells]
     })
     const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${REQUESTS[workload]}`
     return `## ${title}\n\n${table(['subject', 'level', ...COLUMNS.map(([name]) => name)], rows, 2)}`

@@ -11,7 +11,7 @@ import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, ROOT, analyzeSchemas, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
+import { API_KEY, ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
 import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
@@ -97,9 +97,7 @@ Promise<{ report: string, code: number }> {
       { name: `node:http + ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'bare' })
   }
   const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, options.animals)
-  // Started together: the peers fill their tables at start, before the analyze.
   const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base, spec })))
-  await analyzeSchemas()
 
   /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
   const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
@@ -172,7 +170,6 @@ Promise<{ report: string, code: number }> {
         sized.push({ ...started, base: `${database} ${sizes.at(-1)!}`, spec })
       }
     }
-    await analyzeSchemas()
     scale.push(...await race('scale: ', sized, SCALE_WORKLOADS))
     sections.push('## The scale curve', prose`The service alone, filled by \`petstore seed\` (timed below), every
       size started afresh for each run and measured in turn within it; then p50 at the largest size ÷ at each other.`,

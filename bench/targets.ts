@@ -194,7 +194,8 @@ Promise<(recipe: Recipe) => Promise<Started>> {
   return async ({ name, sqlite, root = ROOT, peer, env, animals: size }) => {
     const slug = `${++made}-${name.replace(/\W+/g, '-')}`
     const file = sqlite ? join(work, `${slug}.db`) : undefined
-    const url = file === undefined ? await createSchema(postgres!) : `sqlite:${file}`
+    const schema = file === undefined ? await createSchema(postgres!) : undefined
+    const url = schema?.url ?? `sqlite:${file!}`
     let seconds = 0
     if (peer === undefined && root === ROOT && file !== undefined && size === undefined) copyFileSync(seeded, file)
     else if (peer === undefined) seconds = seed(root, url, size ?? animals)
@@ -202,22 +203,20 @@ Promise<(recipe: Recipe) => Promise<Started>> {
     const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
     const metrics = String(await freePort())
     const serviceEnv = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: metrics, ...env }
-    const start = async (): Promise<Target> => await startProcess(name, peer === undefined
-      ? { args: startArguments(root), env: serviceEnv, cwd: root, ...where }
-      : { args: [`${BUILT}peers/${peer}.js`], env: peerEnv, cwd: ROOT, ...where })
+    const start = async (): Promise<Target> => {
+      const target = await startProcess(name, peer === undefined
+        ? { args: startArguments(root), env: serviceEnv, cwd: root, ...where }
+        : { args: [`${BUILT}peers/${peer}.js`], env: peerEnv, cwd: ROOT, ...where })
+      // Every table the planner reads has fresh statistics before the first request (a peer fills its own at start).
+      await schema?.analyze()
+      return target
+    }
     return { target: await start(), start, file, seconds }
   }
 }
 
-const analyzes: Array<() => Promise<void>> = []
-
-/** Every table the planner reads has fresh statistics before the first request: ANALYZE of each schema made since. */
-export async function analyzeSchemas (): Promise<void> {
-  for (const analyze of analyzes.splice(0)) await analyze()
-}
-
 /** A schema of its own at `adminUrl`, dropped at the end with all in it: a URL with it first in search_path. */
-async function createSchema (adminUrl: string): Promise<string> {
+async function createSchema (adminUrl: string): Promise<{ url: string, analyze: () => Promise<void> }> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
   const sql = async (text: string): Promise<pg.QueryResult> => {
     const client = new pg.Client({ connectionString: adminUrl })
@@ -226,13 +225,15 @@ async function createSchema (adminUrl: string): Promise<string> {
   }
   await sql(`CREATE SCHEMA ${schema}`)
   atEnd(async () => { await sql(`DROP SCHEMA ${schema} CASCADE`) })
-  analyzes.push(async () => {
-    const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
-    for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
-  })
   const url = new URL(adminUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  return url.href
+  return {
+    url: url.href,
+    analyze: async () => {
+      const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
+      for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
+    }
+  }
 }
 
 /** `count` cursors over the deeper half of 1..`animals`, from the `Link`s of a walk: only the service makes them. */
