@@ -1,7 +1,4 @@
-/**
- * The closed-loop load process: one job as JSON in argv, one LoadResult as JSON on stdout.
- * Compiled to plain JavaScript beside the peers, so the load carries no TypeScript loader either.
- */
+/** The closed-loop load process, compiled as the peers are: one job as JSON in argv, its LoadResult on stdout. */
 import autocannon from 'autocannon'
 import { pickPath, type LoadResult } from './load.js'
 import type { LoadOptions } from './targets.js'

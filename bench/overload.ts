@@ -1,7 +1,4 @@
-/**
- * `npm run bench -- --overload` (bench/README.md): each subject on core 0 in a CPU quota (cgroup v1), the generator
- * (open-loop.ts) on core 1; in each regime the capacity, closed loop, then arrivals at multiples of it.
- */
+/** `npm run bench -- --overload` (bench/README.md): each subject in a CPU quota, its capacity, then arrivals beyond. */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
@@ -10,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
-import { heading, ms, prose, rate, spread, table, times } from './report.js'
+import { heading, ms, rate, spread, table, times } from './report.js'
 import { API_KEY, BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
 import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
@@ -204,10 +201,9 @@ export async function overload (options: OverloadOptions, work: string): Promise
   }
   const report = [
     heading('Overload'),
-    prose`- Each subject in a CPU quota of ${SHARE} of a core; the service \`node ${startArguments(ROOT).join(' ')}\` on
-      ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`. ${options.runs} run(s): medians, the range in brackets. Capacity:
-      ${CONNECTIONS} connections, closed loop; levels: a ${DEADLINE_MS} ms deadline; ${options.duration} s each. Over
-      ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late: **invalid**. What each figure is: bench/README.md.`,
+    `- Each subject in a CPU quota of ${SHARE} of a core; the service: \`node ${startArguments(ROOT).join(' ')}\`, ` +
+      `RATE_LIMIT=0, ${rate(ANIMALS)} animals. Medians over ${options.runs} run(s), the range in brackets; over ` +
+      `${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late: **invalid**. What each figure is: bench/README.md.`,
     '',
     renderTables(runs)
   ].join('\n')

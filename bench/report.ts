@@ -1,7 +1,4 @@
-/**
- * The markdown of the reports: a table per workload, ratios run by run, and the helpers the overload run's report
- * shares. It states figures; it never fails on them.
- */
+/** The reports' markdown: a table per workload, ratios run by run, helpers; it states figures, never fails on them. */
 import { cpus, release } from 'node:os'
 import { REQUESTS, type LoadResult, type Workload } from './load.js'
 import { PINNED, ROOT, run } from './targets.js'
@@ -33,11 +30,6 @@ export const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} Mi
 export function spread (values: number[], format: (value: number) => string): string {
   const middle = format(median(values))
   return values.length < 2 ? middle : `${middle} (${format(Math.min(...values))}–${format(Math.max(...values))})`
-}
-
-/** Prose written over several source lines: each line break and the indent after it become one space. */
-export function prose (strings: TemplateStringsArray, ...values: unknown[]): string {
-  return String.raw({ raw: strings }, ...values).replace(/\n\s*/g, ' ')
 }
 
 /** A markdown table, its first `left` columns aligned left. */

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
-import { heading, mib, prose, rate, ratios, workloadTables, type Measurement } from './report.js'
+import { heading, mib, rate, ratios, workloadTables, type Measurement } from './report.js'
 import { API_KEY, ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
 import { startArguments, type Recipe, type Started } from './targets.js'
 
@@ -134,20 +134,16 @@ Promise<{ report: string, code: number }> {
   const main = await race('', entries, options.workloads)
 
   const { postgres } = options
-  const databases = postgres === undefined
-    ? 'no PostgreSQL server given: every PostgreSQL target skipped'
-    : `PostgreSQL at ${new URL(postgres).host}, a schema for each target`
   const sections = [
     `${heading('Benchmark')} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
-    prose`- Load: autocannon, ${options.connections} connections. ${rate(options.animals)} animals;
-      ${options.runs} run(s), each target started afresh for each; ${options.warmup} s warm-up, ${options.duration} s
-      measured; ${databases}. How each target runs and what each figure is: bench/README.md.`,
+    `- ${options.runs} run(s) of ${options.duration} s, ${options.connections} connections, ${rate(options.animals)} ` +
+      `animals; PostgreSQL: ${postgres === undefined ? 'none given, its targets skipped' : new URL(postgres).host}.`,
     `- The service: \`node ${startArguments(ROOT).join(' ')}\`, as shipped` +
-      `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}.`,
+      `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}. How: bench/README.md.`,
     workloadTables(main),
     '## The service against the others',
-    prose`The median of the per-run ratios (each run of the service over the other target's in the same minutes),
-      and their range: req/s above 1.00×, the service serves more; p99 and CPU/req below, it is faster or spends less.`,
+    'The median of the per-run ratios (each run of the service over the other target\'s in the same minutes), and ' +
+      'their range: req/s above 1.00×, the service serves more; p99 and CPU/req below, it is faster or spends less.',
     ratios(main, 'req/s', (m) => m.reqPerSec), ratios(main, 'p99', (m) => m.p99Ms),
     ratios(main, 'CPU per request', (m) => m.cpuUs)
   ]
@@ -171,8 +167,8 @@ Promise<{ report: string, code: number }> {
       }
     }
     scale.push(...await race('scale: ', sized, SCALE_WORKLOADS))
-    sections.push('## The scale curve', prose`The service alone, filled by \`petstore seed\` (timed below), every
-      size started afresh for each run and measured in turn within it; then p50 at the largest size ÷ at each other.`,
+    sections.push('## The scale curve', 'The service alone, filled by `petstore seed` (timed below), every size ' +
+      'started afresh for each run and measured in turn within it; then p50 at the largest size ÷ at each other.',
     fills.join('\n'), workloadTables(scale), ratios(scale, 'p50', (m) => m.p50Ms))
   }
   const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
