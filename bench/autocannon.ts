@@ -1,9 +1,9 @@
 /** The closed-loop load process, compiled as the peers are: one job as JSON in argv, its LoadResult on stdout. */
 import autocannon from 'autocannon'
 import { pickPath, type LoadResult } from './load.js'
-import type { LoadOptions } from './targets.js'
+import type { runLoad } from './targets.js'
 
-const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as LoadOptions
+const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as Parameters<typeof runLoad>[0]
 const { method, headers, body } = spec
 const result = await autocannon({
   url: origin,

@@ -1,14 +1,11 @@
-/**
- * `npm run bench`: races the service and its peers, workload by workload, and prints the markdown report (also in
- * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
- */
+/** `npm run bench`: the race (`--overload`: overload.ts), its report on stdout and in bench/results/; see README. */
 import { spawnSync } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
 import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { readFlags, say } from './flags.js'
-import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type LoadSpec, type Workload } from './load.js'
+import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, rate, ratios, workloadTables, type Measurement } from './report.js'
 import { API_KEY, ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
@@ -64,8 +61,8 @@ function buildBaseline (commitish: string): { root: string, name: string, subjec
   return { root: dir, name: `baseline (${commit})`, subject: git(['log', '-1', '--format=%s', commit]) }
 }
 
-/** A target started, the service it is set against, its workloads' requests. */
-type Entry = Started & { base: string, spec: (workload: Workload) => LoadSpec }
+/** A target started, the target it is set against, the deep list's cursors. */
+type Entry = Started & { base: string, cursors?: string[] }
 
 /** Reads a file once so its pages are in the OS page cache, as on a server up for a while. */
 function warmPageCache (path: string): void {
@@ -96,8 +93,7 @@ Promise<{ report: string, code: number }> {
     recipes.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
       { name: `node:http + ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'bare' })
   }
-  const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, options.animals)
-  const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base, spec })))
+  const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base })))
 
   /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
   const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
@@ -108,14 +104,15 @@ Promise<{ report: string, code: number }> {
       for (const workload of workloads) {
         say(`${what}${workload}, run ${run} of ${options.runs}`)
         // Every other run in reverse order: no target is always the one measured first.
-        for (const { target, base, spec, file } of run % 2 === 1 ? all : [...all].reverse()) {
+        for (const { target, base, file, animals, cursors } of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
           if (file !== undefined) warmPageCache(file)
-          const load = { spec: spec(workload), origin: target.origin, connections: options.connections }
+          const spec = workloadSpec(workload, API_KEY, animals, cursors)
+          const load = { spec, origin: target.origin, connections: options.connections }
           target.resetPeakRss()
           // One answered request first: what a target starts on its first request must not eat the window.
-          const { method, headers, body } = load.spec
-          await (await fetch(`${target.origin}${pickPath(load.spec)}`, { method, headers, body })).arrayBuffer()
+          const { method, headers, body } = spec
+          await (await fetch(`${target.origin}${pickPath(spec)}`, { method, headers, body })).arrayBuffer()
           if (options.warmup > 0) await runLoad({ ...load, seconds: options.warmup })
           const cpuBefore = target.cpuSeconds()
           const result = await runLoad({ ...load, seconds: options.duration })
@@ -162,8 +159,7 @@ Promise<{ report: string, code: number }> {
         const bytes = file === undefined ? '' : `, a file of ${mib(statSync(file).size)}`
         fills.push(`- ${target.name}: seeded in ${seconds.toFixed(1)} s${bytes}`)
         const cursors = await deepCursors(target.origin, animals, 1000)
-        const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
-        sized.push({ ...started, base: `${database} ${sizes.at(-1)!}`, spec })
+        sized.push({ ...started, base: `${database} ${sizes.at(-1)!}`, cursors })
       }
     }
     scale.push(...await race('scale: ', sized, SCALE_WORKLOADS))

@@ -81,10 +81,9 @@ export function run (cwd: string, command: string, args: string[]): string {
   return result.stdout.trim()
 }
 
-export interface LoadOptions { spec: LoadSpec, origin: string, connections: number, seconds: number }
-
 /** The closed loop: autocannon.ts in a process of its own on the load's core, `connections` clients for `seconds`. */
-export async function runLoad (options: LoadOptions): Promise<LoadResult> {
+export async function runLoad (options: { spec: LoadSpec, origin: string, connections: number, seconds: number }):
+Promise<LoadResult> {
   const [command, args] = pinned(LOAD_CPUS, [`${BUILT}autocannon.js`, JSON.stringify(options)])
   return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
 }
@@ -171,8 +170,10 @@ export interface Recipe {
   name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
 }
 
-/** A target, how to start it again on the same data, its SQLite file, the seconds its seed took. */
-export interface Started { target: Target, start: () => Promise<Target>, file?: string, seconds: number }
+/** A target, how to start it again on the same data, its animals, its SQLite file, the seconds its seed took. */
+export interface Started {
+  target: Target, start: () => Promise<Target>, animals: number, file?: string, seconds: number
+}
 
 /**
  * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers.
@@ -211,7 +212,7 @@ Promise<(recipe: Recipe) => Promise<Started>> {
       await schema?.analyze()
       return target
     }
-    return { target: await start(), start, file, seconds }
+    return { target: await start(), start, animals: size ?? animals, file, seconds }
   }
 }
 
