@@ -7,50 +7,48 @@ import { connect, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { LoadSpec } from './load.js'
 
-/** A job: `rate` arrivals a second for `seconds`, on at most `sockets` sockets at once. */
-export interface LoadJob {
-  origin: string, spec: LoadSpec, rate: number, sockets: number, seconds: number, deadlineMs: number, lateMs: number
-}
+/** A job: `rate` arrivals a second for `seconds`. */
+export interface LoadJob { origin: string, spec: LoadSpec, rate: number, seconds: number }
+
+/** At most SOCKETS open at once; an answer DEADLINE_MS past its schedule is a timeout; a send LATE_MS past it, late. */
+const SOCKETS = 10_000
+const DEADLINE_MS = 1000
+const LATE_MS = 5
 
 /** What the generator saw of a job: runJob's counts. */
 export type LoadOutcome = Awaited<ReturnType<typeof runJob>>
 
-/** A request sent, and the socket it waits on. */
-interface Send { conn: Conn, scheduled: number }
-/** A socket, the send it carries (none: idle, or settled), the part of the answer read so far. */
-interface Conn { socket: Socket, send?: Send, buffer?: Buffer }
+/** A socket, the schedule of the request it waits on (none: idle), the part of its answer read so far. */
+interface Conn { socket: Socket, scheduled?: number, buffer?: Buffer }
 
 // Every socket reads into this one buffer and answers are parsed there: a read leaves nothing to collect.
 const READ_BUFFER = Buffer.alloc(65_536)
 
-/** Runs one job to its end: its arrivals sent, each answered or, not in `deadlineMs` after its schedule, reset. */
-async function runJob (job: LoadJob) {
-  const { hostname, port } = new URL(job.origin)
-  const { spec, deadlineMs } = job
+/** Runs one job to its end: its arrivals sent, each answered or, past the deadline, reset. */
+async function runJob ({ origin, spec, rate, seconds }: LoadJob) {
+  const { hostname, port } = new URL(origin)
   const request = Buffer.from(`${spec.method} ${spec.path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
     Object.entries(spec.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('') +
     (spec.body === undefined ? '\r\n' : `content-length: ${Buffer.byteLength(spec.body)}\r\n\r\n${spec.body}`))
-  const interval = 1000 / job.rate
-  const total = Math.round(job.seconds * job.rate)
-  // 2xx in time, 503s, other answers, timeouts (socket reset), socket errors; late: sent past lateMs, or never.
+  // 2xx in time, 503s, other answers, timeouts (socket reset), socket errors; late: sent past LATE_MS, or never.
   const out = { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0 }
   const refusedMs: number[] = []
-  // In the order of their schedules, so of their deadlines, read from a head index; a job's arrivals fit.
-  const sends: Send[] = []
+  // Each send's socket and schedule, in the order of their deadlines, read from a head index; a job's arrivals fit.
+  const sends: Array<[Conn, number]> = []
   let head = 0
   // The sockets in use, connected or connecting, and those of them idle.
   const open = new Set<Conn>()
   const idle: Conn[] = []
   const start = performance.now() + 20
-  const end = start + job.seconds * 1000
+  const due = (arrival: number): number => start + arrival * 1000 / rate
 
   function settle (conn: Conn, answer: 'good' | 'refused' | 'other' | 'timeouts' | 'errors', now: number): void {
-    const latency = now - conn.send!.scheduled
+    const latency = now - conn.scheduled!
     // An answer after the deadline (read before this tick's timeouts) is a timeout all the same.
-    const outcome = answer !== 'errors' && latency > deadlineMs ? 'timeouts' : answer
+    const outcome = answer !== 'errors' && latency > DEADLINE_MS ? 'timeouts' : answer
     out[outcome]++
     if (outcome === 'refused') refusedMs.push(latency)
-    conn.send = undefined
+    conn.scheduled = undefined
     conn.buffer = undefined
   }
 
@@ -65,7 +63,7 @@ async function runJob (job: LoadJob) {
 
   /** An answer's bytes, in the shared buffer: parsed there, copied only while incomplete. True: read on. */
   function onData (conn: Conn, chunk: Buffer): boolean {
-    if (conn.send === undefined) return true
+    if (conn.scheduled === undefined) return true
     const buffer = conn.buffer === undefined ? chunk : Buffer.concat([conn.buffer, chunk])
     const headEnd = buffer.indexOf('\r\n\r\n')
     const head = headEnd === -1 ? '' : buffer.toString('latin1', 0, headEnd)
@@ -99,10 +97,10 @@ async function runJob (job: LoadJob) {
     const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback } })
     const conn: Conn = { socket }
     open.add(conn)
-    socket.on('connect', () => { if (conn.send !== undefined) socket.write(request) })
+    socket.on('connect', () => { if (conn.scheduled !== undefined) socket.write(request) })
     socket.on('error', () => {})
     socket.on('close', () => {
-      if (conn.send !== undefined) settle(conn, 'errors', performance.now())
+      if (conn.scheduled !== undefined) settle(conn, 'errors', performance.now())
       discard(conn, false)
       spare.push(conn)
       pump(performance.now())
@@ -112,17 +110,17 @@ async function runJob (job: LoadJob) {
 
   /** Sends the arrivals due by `now`, each on an idle socket or a new one; called on each answer too. */
   function pump (now: number): void {
-    for (; out.arrivals < total && start + out.arrivals * interval <= now; out.arrivals++) {
-      const scheduled = start + out.arrivals * interval
-      const conn = idle.pop() ?? (open.size < job.sockets ? newConn() : undefined)
-      // Late past lateMs; never sent, every socket the job may open in use: late, and a timeout.
-      if (conn === undefined || now - scheduled > job.lateMs) out.late++
+    for (; out.arrivals < Math.round(seconds * rate) && due(out.arrivals) <= now; out.arrivals++) {
+      const scheduled = due(out.arrivals)
+      const conn = idle.pop() ?? (open.size < SOCKETS ? newConn() : undefined)
+      // Never sent, every socket in use: late, and a timeout.
+      if (conn === undefined || now - scheduled > LATE_MS) out.late++
       if (conn === undefined) {
         out.timeouts++
         continue
       }
-      conn.send = { conn, scheduled }
-      sends.push(conn.send)
+      conn.scheduled = scheduled
+      sends.push([conn, scheduled])
       // A connecting socket sends on 'connect': no write left pending in a socket reset before it connects.
       if (!conn.socket.connecting) conn.socket.write(request)
     }
@@ -133,13 +131,14 @@ async function runJob (job: LoadJob) {
     const now = performance.now()
     pump(now)
     for (const began = performance.now(); head < sends.length && performance.now() - began < 2; head++) {
-      const send = sends[head]!
-      if (send.conn.send !== send) continue
-      if (send.scheduled + deadlineMs > now) break
-      settle(send.conn, 'timeouts', now)
-      discard(send.conn, true)
+      const [conn, scheduled] = sends[head]!
+      // Settled already, or a later send on the same socket.
+      if (conn.scheduled !== scheduled) continue
+      if (scheduled + DEADLINE_MS > now) break
+      settle(conn, 'timeouts', now)
+      discard(conn, true)
     }
-    if (now >= end && head === sends.length) break
+    if (now >= start + seconds * 1000 && head === sends.length) break
     await sleep(1)
   }
   for (const conn of [...idle]) discard(conn, false)

@@ -13,11 +13,9 @@ import { prepare, runLoad, startArguments, startProcess, type Target } from './t
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
-/** The most sockets the generator keeps open at once, and the clients of the closed loop that measures capacity. */
-const [SOCKETS, CONNECTIONS] = [10_000, 50]
-const DEADLINE_MS = 1000
-/** A send more than LATE_MS after its schedule is late; a run with more than LATE_SHARE of them late is invalid. */
-const LATE_MS = 5
+/** The clients of the closed loop that measures capacity. */
+const CONNECTIONS = 50
+/** A run with more than LATE_SHARE of its sends late (open-loop.ts) is invalid. */
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
@@ -118,12 +116,11 @@ async function measure (subject: Subject, cell: Cell, level: number, seconds: nu
   const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
   const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
   const cpu = cpuSeconds()
-  const rate = Math.round(level * cell.capacity)
   generator ??= startGenerator()
   const outcome = level === 0
     ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, failed }) =>
       ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
-    : await generator({ origin, spec, rate, sockets: SOCKETS, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
+    : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
   const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
   const { good, refused, timeouts, late } = outcome
   say(`  ${subject.name}, ${where(run)}: ${Math.round(good / seconds)} good/s, ${refused} refused, ` +
@@ -203,7 +200,7 @@ export async function overload (options: OverloadOptions, work: string): Promise
     heading('Overload'),
     `- Each subject in a CPU quota of ${SHARE} of a core; the service: \`node ${startArguments(ROOT).join(' ')}\`, ` +
       `RATE_LIMIT=0, ${rate(ANIMALS)} animals. Medians over ${options.runs} run(s), the range in brackets; over ` +
-      `${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms late: **invalid**. What each figure is: bench/README.md.`,
+      `${100 * LATE_SHARE} % of sends late: **invalid**. What each figure is: bench/README.md.`,
     '',
     renderTables(runs)
   ].join('\n')
@@ -248,10 +245,7 @@ function renderTables (runs: Run[]): string {
     const rows = groups(cell, (run) => `${run.subject}|${run.level}`).map((same) => {
       const invalid = same.filter(({ outcome }) => outcome.late > LATE_SHARE * outcome.arrivals).length
       const mark = invalid === 0 ? '' : ` **invalid** (${invalid} of ${same.length})`
-      const cells = COLUMNS.map(([, figure, format]) => {
-        const values = same.map(figure).filter(Number.isFinite)
-        return values.length === 0 ? '–' : spread(values, format)
-      })
+      const cells = COLUMNS.map(([, figure, format]) => spread(same.map(figure).filter(Number.isFinite), format))
       return [same[0]!.subject, levelOf(same[0]!.level) + mark, ...cells]
     })
     const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${REQUESTS[workload]}`

@@ -26,8 +26,9 @@ export const times = (value: number): string => Number.isFinite(value) ? `${valu
 const us = (value: number): string => `${value < 10 ? value.toFixed(1) : Math.round(value)} µs`
 export const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
 
-/** The median of some values and, with more than one, their range: `12,345 (11,900–12,800)`. */
+/** The median of some values and, with more than one, their range: `12,345 (11,900–12,800)`; none: `–`. */
 export function spread (values: number[], format: (value: number) => string): string {
+  if (values.length === 0) return '–'
   const middle = format(median(values))
   return values.length < 2 ? middle : `${middle} (${format(Math.min(...values))}–${format(Math.max(...values))})`
 }

@@ -219,20 +219,19 @@ Promise<(recipe: Recipe) => Promise<Started>> {
 /** A schema of its own at `adminUrl`, dropped at the end with all in it: a URL with it first in search_path. */
 async function createSchema (adminUrl: string): Promise<{ url: string, analyze: () => Promise<void> }> {
   const schema = `bench_${randomBytes(6).toString('hex')}`
-  const sql = async (text: string): Promise<pg.QueryResult> => {
-    const client = new pg.Client({ connectionString: adminUrl })
-    await client.connect()
-    try { return await client.query(text) } finally { await client.end() }
-  }
-  await sql(`CREATE SCHEMA ${schema}`)
-  atEnd(async () => { await sql(`DROP SCHEMA ${schema} CASCADE`) })
+  const db = new pg.Pool({ connectionString: adminUrl, max: 1 })
+  await db.query(`CREATE SCHEMA ${schema}`)
+  atEnd(async () => {
+    await db.query(`DROP SCHEMA ${schema} CASCADE`)
+    await db.end()
+  })
   const url = new URL(adminUrl)
   url.searchParams.set('options', `-c search_path=${schema}`)
   return {
     url: url.href,
     analyze: async () => {
-      const { rows } = await sql(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
-      for (const { tablename } of rows as Array<{ tablename: string }>) await sql(`ANALYZE ${schema}.${tablename}`)
+      const { rows } = await db.query(`SELECT tablename FROM pg_tables WHERE schemaname = '${schema}'`)
+      for (const { tablename } of rows as Array<{ tablename: string }>) await db.query(`ANALYZE ${schema}.${tablename}`)
     }
   }
 }
