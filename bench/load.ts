@@ -1,4 +1,6 @@
 /** The workloads: their requests, and what the closed loop (autocannon.ts) reports of them. */
+/** The bearer key every target accepts and every request carries. */
+export const API_KEY = 'bench-key-0123456789abcdef'
 export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
 export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
@@ -28,18 +30,16 @@ export interface LoadResult {
 }
 
 /** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */
-export function workloadSpec (workload: Workload, apiKey: string, animals: number, cursors: string[] = []): LoadSpec {
-  const headers = { authorization: `Bearer ${apiKey}` }
+export function workloadSpec (workload: Workload, animals: number, cursors: string[] = []): LoadSpec {
+  const headers = { authorization: `Bearer ${API_KEY}` }
+  const json = { ...headers, 'content-type': 'application/json' }
   const path = '/v1/pets?limit=20'
   switch (workload) {
     case 'list': return { method: 'GET', path, headers }
     case 'list-status': return { method: 'GET', path: `${path}&status=available`, headers }
     case 'get': return { method: 'GET', path: '/v1/pets/', idMax: animals, headers }
     case 'deep-list': return { method: 'GET', path, headers, paths: cursors.map((c) => `${path}&cursor=${c}`) }
-    case 'create': {
-      const json = { ...headers, 'content-type': 'application/json' }
-      return { method: 'POST', path: '/v1/pets', headers: json, body: CREATE_BODY }
-    }
+    case 'create': return { method: 'POST', path: '/v1/pets', headers: json, body: CREATE_BODY }
   }
 }
 

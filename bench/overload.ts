@@ -8,7 +8,7 @@ import { readFlags, say } from './flags.js'
 import { REQUESTS, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, rate, spread, table, times } from './report.js'
-import { API_KEY, BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
+import { BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
 import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
@@ -114,7 +114,7 @@ async function waitIdle (target: Target): Promise<void> {
 async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = CONNECTIONS) {
   for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
   const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
-  const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
+  const spec = workloadSpec(cell.workload, ANIMALS)
   const cpu = cpuSeconds()
   generator ??= startGenerator()
   const outcome = level === 0
@@ -122,9 +122,8 @@ async function measure (subject: Subject, cell: Cell, level: number, seconds: nu
       ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
     : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
   const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
-  const { good, refused, timeouts, late } = outcome
-  say(`  ${subject.name}, ${where(run)}: ${Math.round(good / seconds)} good/s, ${refused} refused, ` +
-    `${timeouts} timeouts, ${late} late`)
+  say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.refused} refused, ` +
+    `${outcome.timeouts} timeouts, ${outcome.late} late`)
   return run
 }
 
@@ -171,7 +170,6 @@ export async function overload (options: OverloadOptions, work: string): Promise
         for (const { refuser, ...one } of subjects) {
           const each = refuser === undefined ? [one] : [one, refuser]
           // Warm, as a server up for a while is: compiled by the JIT without a quota (its threads would spend it).
-          say(`${one.name}, ${workload}: warm-up, no quota`)
           for (const warmed of each) {
             warmed.quota()
             await measure(warmed, { workload, database, regime: 0, capacity: 0 }, 0, WARM_UP_SECONDS)

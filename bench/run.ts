@@ -8,7 +8,7 @@ import { readFlags, say } from './flags.js'
 import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
 import { heading, mib, rate, ratios, workloadTables, type Measurement } from './report.js'
-import { API_KEY, ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
+import { ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
 import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
@@ -82,7 +82,6 @@ Promise<{ report: string, code: number }> {
   const start = await prepare(work, options.animals, options.postgres, options.smoke)
   const baseline = options.baseline === undefined ? undefined : buildBaseline(options.baseline)
 
-  say('starting the service and its peers')
   // The services as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
   const recipes: Array<Recipe & { base: string }> = []
   for (const [base, sqlite] of [['service', true], ['service, PostgreSQL', false]] as const) {
@@ -107,7 +106,7 @@ Promise<{ report: string, code: number }> {
         for (const { target, base, file, animals, cursors } of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
           if (file !== undefined) warmPageCache(file)
-          const spec = workloadSpec(workload, API_KEY, animals, cursors)
+          const spec = workloadSpec(workload, animals, cursors)
           const load = { spec, origin: target.origin, connections: options.connections }
           target.resetPeakRss()
           // One answered request first: what a target starts on its first request must not eat the window.
@@ -149,11 +148,10 @@ Promise<{ report: string, code: number }> {
   if (options.scale) {
     const sizes = options.smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000]
     const [sized, fills]: [Entry[], string[]] = [[], []]
-    for (const sqlite of postgres === undefined ? [true] : [true, false]) {
-      const database = sqlite ? 'SQLite' : 'PostgreSQL'
+    for (const database of postgres === undefined ? ['SQLite'] : ['SQLite', 'PostgreSQL']) {
       for (const animals of sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const started = await start({ name: `${database} ${animals}`, sqlite, animals })
+        const started = await start({ name: `${database} ${animals}`, sqlite: database === 'SQLite', animals })
         const { target, file, seconds } = started
         // petstore seed closes the file, and with it checkpoints its WAL: the file alone holds the animals.
         const bytes = file === undefined ? '' : `, a file of ${mib(statSync(file).size)}`

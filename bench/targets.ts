@@ -11,12 +11,10 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import pg from 'pg'
 import { say } from './flags.js'
-import type { LoadResult, LoadSpec } from './load.js'
+import { API_KEY, type LoadResult, type LoadSpec } from './load.js'
 
 // npm run bench runs from the project's root, whatever directory it was typed in.
 export const ROOT = process.cwd()
-/** The bearer key every target accepts and every request carries. */
-export const API_KEY = 'bench-key-0123456789abcdef'
 /** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
 export const BUILT = fileURLToPath(new URL('.', import.meta.url))
 /** Cores 0 (the servers) and 1 (the load) when there are two and `taskset` works, else none. */
@@ -160,12 +158,10 @@ function seed (root: string, url: string, count: number): number {
   return (performance.now() - started) / 1000
 }
 
+// The service as shipped, every feature on; the rate limit counts every request and is never reached.
 const SERVICE_ENV = { PETSTORE_API_KEYS: API_KEY, RATE_LIMIT: '1000000000', LOG_LEVEL: 'info', HOST: '127.0.0.1' }
 
-/**
- * A target: the service of the tree at `root` (this one when not given) as shipped, the rate limit never reached
- * (`env` overrides), or the bench's `peers/PEER.js`; on SQLite or PostgreSQL; `animals`: the scale curve's size.
- */
+/** A target: the service of the tree at `root` (this one by default) as shipped, `env` aside, or `peers/PEER.js`. */
 export interface Recipe {
   name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
 }
@@ -176,9 +172,8 @@ export interface Started {
 }
 
 /**
- * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers.
- * Its answer starts a target on the servers' core: a copy of that file (the tree's own service on SQLite), its
- * tree's `petstore seed`, or (a peer) that export loaded at start; on PostgreSQL in a schema of its own.
+ * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers; then
+ * a start of a target on the servers' core on a copy of that file, its tree's `petstore seed`, or (a peer) the export.
  */
 export async function prepare (work: string, animals: number, postgres: string | undefined, reuse = false):
 Promise<(recipe: Recipe) => Promise<Started>> {
