@@ -5,15 +5,6 @@ export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
 export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
 
-const CREATE_BODY = '{"name":"Rex","categoryId":3}'
-export const REQUESTS: Record<Workload, string> = {
-  list: '`GET /v1/pets?limit=20`',
-  'list-status': '`GET /v1/pets?limit=20&status=available`',
-  get: '`GET /v1/pets/{id}`, id random in 1..N',
-  create: `\`POST /v1/pets\` \`${CREATE_BODY}\`, durable`,
-  'deep-list': '`GET /v1/pets?limit=20&cursor=…`, cursors at random positions in the deeper half'
-}
-
 /** A workload's requests: `path`, or one drawn from `paths`, or `path` + a random id up to `idMax`. */
 export interface LoadSpec {
   method: 'GET' | 'POST'
@@ -39,8 +30,14 @@ export function workloadSpec (workload: Workload, animals: number, cursors: stri
     case 'list-status': return { method: 'GET', path: `${path}&status=available`, headers }
     case 'get': return { method: 'GET', path: '/v1/pets/', idMax: animals, headers }
     case 'deep-list': return { method: 'GET', path, headers, paths: cursors.map((c) => `${path}&cursor=${c}`) }
-    case 'create': return { method: 'POST', path: '/v1/pets', headers: json, body: CREATE_BODY }
+    case 'create': return { method: 'POST', path: '/v1/pets', headers: json, body: '{"name":"Rex","categoryId":3}' }
   }
+}
+
+/** A workload's request, for a report's titles: `GET /v1/pets/{id}` (bench/README.md says more of each). */
+export function request (workload: Workload): string {
+  const { method, path, idMax, paths } = workloadSpec(workload, 1, ['…'])
+  return `\`${method} ${idMax === undefined ? paths?.[0] ?? path : `${path}{id}`}\``
 }
 
 /** The path of a workload's first request, and of one request the autocannon process draws. */

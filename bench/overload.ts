@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { readFlags, say } from './flags.js'
-import { REQUESTS, workloadSpec, type Workload } from './load.js'
+import { request, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
 import { heading, ms, rate, spread, table, times } from './report.js'
 import { BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
@@ -21,22 +21,18 @@ const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
 const DATABASES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 
-export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
-
 export function parseOverloadOptions (argv: string[]) {
-  const names = ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres']
-  const flags = readFlags(argv, names)
-  const { postgres } = flags
+  const flags = readFlags(argv, ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres'])
   return {
     // PostgreSQL needs a server: --postgres URL or TEST_DATABASE_URL.
-    databases: flags.list('database', postgres === undefined ? ['sqlite'] : ['sqlite', 'postgres']),
+    databases: flags.list('database', flags.postgres === undefined ? ['sqlite'] : ['sqlite', 'postgres']),
     workloads: flags.list('workload', ['list', 'create']),
     subjects: flags.list('subject', ['service', 'haproxy']),
     regimes: flags.list('regime', ['10', '100']).map(Number),
     levels: flags.numbers('levels', [0.8, 1, 2, 3]),
     runs: flags.number('runs', 1, true),
     duration: flags.number('duration', 10),
-    postgres
+    postgres: flags.postgres
   }
 }
 
@@ -138,7 +134,8 @@ export async function overloadSmoke (target: Target): Promise<string> {
 }
 
 /** The whole overload run. */
-export async function overload (options: OverloadOptions, work: string): Promise<{ report: string, code: number }> {
+export async function overload (options: ReturnType<typeof parseOverloadOptions>, work: string):
+Promise<{ report: string, code: number }> {
   const start = await prepare(work, ANIMALS, options.postgres)
   const started: Target[] = []
 
@@ -246,7 +243,7 @@ function renderTables (runs: Run[]): string {
       const cells = COLUMNS.map(([, figure, format]) => spread(same.map(figure).filter(Number.isFinite), format))
       return [same[0]!.subject, levelOf(same[0]!.level) + mark, ...cells]
     })
-    const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${REQUESTS[workload]}`
+    const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${request(workload)}`
     return `## ${title}\n\n${table(['subject', 'level', ...COLUMNS.map(([name]) => name)], rows, 2)}`
   }).join('\n\n') + '\n'
 }

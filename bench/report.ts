@@ -1,6 +1,6 @@
 /** The reports' markdown: a table per workload, ratios run by run, helpers; it states figures, never fails on them. */
 import { cpus, release } from 'node:os'
-import { REQUESTS, type LoadResult, type Workload } from './load.js'
+import { request, type LoadResult, type Workload } from './load.js'
 import { PINNED, ROOT, run } from './targets.js'
 
 /** One measured run of one target on one workload. */
@@ -61,7 +61,7 @@ export function workloadTables (runs: Measurement[]): string {
         us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), String(mine.reduce((sum, m) => sum + m.failed, 0))]
     })
     const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed']
-    return `### ${workload}: ${REQUESTS[workload]}\n\n${table(header, rows)}`
+    return `### ${workload}: ${request(workload)}\n\n${table(header, rows)}`
   }).join('\n\n')
 }
 
