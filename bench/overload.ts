@@ -134,8 +134,7 @@ export async function overloadSmoke (target: Target): Promise<string> {
 }
 
 /** The whole overload run. */
-export async function overload (options: ReturnType<typeof parseOverloadOptions>, work: string):
-Promise<{ report: string, code: number }> {
+export async function overload (options: ReturnType<typeof parseOverloadOptions>, work: string) {
   const start = await prepare(work, ANIMALS, options.postgres)
   const started: Target[] = []
 
@@ -200,10 +199,8 @@ Promise<{ report: string, code: number }> {
     renderTables(runs)
   ].join('\n')
   // The refusing twin's runs count for r alone.
-  const failed = runs.filter(({ outcome, r }) => r === undefined && outcome.other + outcome.errors > 0)
-  for (const run of failed) {
-    say(`${run.subject} failed ${run.outcome.other + run.outcome.errors} requests: ${where(run)}`)
-  }
+  const failed = runs.filter((run) => run.r === undefined && failures(run) > 0)
+  for (const run of failed) say(`${run.subject} failed ${failures(run)} requests: ${where(run)}`)
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
@@ -212,6 +209,7 @@ const levelOf = (level: number): string => level === 0 ? 'capacity (closed loop)
 const where = (run: Run): string => `${run.workload}, ${run.database}, ${regimeOf(run.regime)}, ${levelOf(run.level)}`
 const pc = (value: number): string => `${value.toFixed(1)} %`
 const share = ({ outcome }: Run, part: number): number => 100 * part / outcome.arrivals
+const failures = ({ outcome }: Run): number => outcome.other + outcome.errors
 
 /** The report's columns, each a figure of one run (bench/README.md says which) and its format. */
 const COLUMNS: Array<[string, (run: Run) => number, (value: number) => string]> = [
@@ -221,7 +219,7 @@ const COLUMNS: Array<[string, (run: Run) => number, (value: number) => string]> 
   ['refusals/s', ({ outcome, seconds }) => outcome.refused / seconds, rate],
   ['refusals p99', ({ outcome }) => outcome.refusedP99Ms ?? NaN, ms],
   ['timeouts', (run) => share(run, run.outcome.timeouts), pc],
-  ['failed', ({ outcome }) => outcome.other + outcome.errors, rate],
+  ['failed', failures, rate],
   ['CPU', ({ cpu, seconds }) => 100 * cpu / seconds, pc],
   ['r', ({ r }) => r ?? NaN, (value) => value.toFixed(2)]
 ]
