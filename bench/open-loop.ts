@@ -84,16 +84,12 @@ async function runJob ({ origin, spec, rate, seconds }: LoadJob) {
   // Closed sockets, connected again when one is needed: a Socket is costly to build and to collect.
   const spare: Conn[] = []
   function newConn (): Conn {
-    const reused = spare.pop()
-    if (reused !== undefined) {
-      open.add(reused)
-      reused.socket.connect(Number(port), hostname)
-      return reused
-    }
+    const spared = spare.pop()
+    spared?.socket.connect(Number(port), hostname)
+    if (spared !== undefined) return spared
     const callback = (bytes: number, buffer: Uint8Array): boolean => onData(conn, (buffer as Buffer).subarray(0, bytes))
     const socket = connect({ host: hostname, port: Number(port), onread: { buffer: READ_BUFFER, callback } })
     const conn: Conn = { socket }
-    open.add(conn)
     socket.on('connect', () => { if (conn.scheduled !== undefined) socket.write(request) })
     socket.on('error', () => {})
     socket.on('close', () => {
@@ -116,6 +112,7 @@ async function runJob ({ origin, spec, rate, seconds }: LoadJob) {
         out.timeouts++
         continue
       }
+      open.add(conn)
       conn.scheduled = scheduled
       sends.push([conn, scheduled])
       // A connecting socket sends on 'connect': no write left pending in a socket reset before it connects.

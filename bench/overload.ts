@@ -96,19 +96,17 @@ async function startHaproxy (root: string, work: string, service: Target, cpus: 
   return await startProcess('HAProxy', { ...where, command: '/usr/sbin/haproxy', args: ['-db', '-f', file] })
 }
 
-/** Waits until a process has drained what an overloaded run left queued (its CPU idle for a quarter of a second). */
-async function waitIdle (target: Target): Promise<void> {
-  for (let before = target.cpuSeconds(), deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    await sleep(250)
-    const now = target.cpuSeconds()
-    if (now - before <= 0.02) return
-    before = now
-  }
-}
-
 /** A run: at level 0 closed loop (autocannon) on the subject's sizer, else open loop on its target. */
 async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = CONNECTIONS) {
-  for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
+  // First each process drains what an overloaded run left queued: its CPU idle for a quarter of a second.
+  for (const one of new Set([subject.sizer, subject.target])) {
+    for (let before = one.cpuSeconds(), deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      await sleep(250)
+      const now = one.cpuSeconds()
+      if (now - before <= 0.02) break
+      before = now
+    }
+  }
   const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
   const spec = workloadSpec(cell.workload, ANIMALS)
   const cpu = cpuSeconds()

@@ -43,7 +43,7 @@ function buildBaseline (commitish: string): { root: string, name: string, subjec
     rmSync(dir, { recursive: true, force: true })
     git(['worktree', 'prune'])
   })
-  say(`baseline: git worktree of ${commit} in ${dir}`)
+  say(`baseline: git worktree of ${commit} in ${dir}, built`)
   git(['worktree', 'add', '--detach', dir, commit])
   type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
   const ours = (JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock).packages
@@ -55,7 +55,6 @@ function buildBaseline (commitish: string): { root: string, name: string, subjec
     say('baseline: its dependencies differ, npm ci')
     run(dir, 'npm', ['ci', '--no-audit', '--no-fund'])
   }
-  say('baseline: npm run build')
   run(dir, 'npm', ['run', '--silent', 'build'])
   return { root: dir, name: `baseline (${commit})`, subject: git(['log', '-1', '--format=%s', commit]) }
 }
@@ -108,8 +107,7 @@ async function bench (options: ReturnType<typeof parseOptions>, work: string) {
           const load = { spec, origin: target.origin, connections: options.connections }
           target.resetPeakRss()
           // A request, then 2 s of warm-up (not in a smoke): what a target starts on its first must not eat the window.
-          const { method, headers, body } = spec
-          await (await fetch(`${target.origin}${pickPath(spec)}`, { method, headers, body })).arrayBuffer()
+          await (await fetch(`${target.origin}${pickPath(spec)}`, spec)).arrayBuffer()
           if (!options.smoke) await runLoad({ ...load, seconds: 2 })
           const cpuBefore = target.cpuSeconds()
           const result = await runLoad({ ...load, seconds: options.duration })

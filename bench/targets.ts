@@ -166,17 +166,11 @@ export interface Recipe {
   name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
 }
 
-/** A target, how to start it again on the same data, its animals, its SQLite file, the seconds its seed took. */
-export interface Started {
-  target: Target, start: () => Promise<Target>, animals: number, file?: string, seconds: number
-}
-
 /**
  * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers; then
  * a start of a target on the servers' core on a copy of that file, its tree's `petstore seed`, or (a peer) the export.
  */
-export async function prepare (work: string, animals: number, postgres: string | undefined, reuse = false):
-Promise<(recipe: Recipe) => Promise<Started>> {
+export async function prepare (work: string, animals: number, postgres: string | undefined, reuse = false) {
   if (!reuse || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
     say('npm run build')
     run(ROOT, 'npm', ['run', '--silent', 'build'])
@@ -187,7 +181,7 @@ Promise<(recipe: Recipe) => Promise<Started>> {
   const exported = run(ROOT, process.execPath, ['dist/cli/main.js', 'export', '--database-url', `sqlite:${seeded}`])
   writeFileSync(animalsFile, exported)
   let made = 0
-  return async ({ name, sqlite, root = ROOT, peer, env, animals: size }) => {
+  return async ({ name, sqlite, root = ROOT, peer, env, animals: size }: Recipe) => {
     const slug = `${++made}-${name.replace(/\W+/g, '-')}`
     const file = sqlite ? join(work, `${slug}.db`) : undefined
     const schema = file === undefined ? await createSchema(postgres!) : undefined
@@ -207,9 +201,12 @@ Promise<(recipe: Recipe) => Promise<Started>> {
       await schema?.analyze()
       return target
     }
+    // The target, how to start it again on the same data, its animals, its SQLite file, the seconds its seed took.
     return { target: await start(), start, animals: size ?? animals, file, seconds }
   }
 }
+
+export type Started = Awaited<ReturnType<Awaited<ReturnType<typeof prepare>>>>
 
 /** A schema of its own at `adminUrl`, dropped at the end with all in it: a URL with it first in search_path. */
 async function createSchema (adminUrl: string): Promise<{ url: string, analyze: () => Promise<void> }> {
