@@ -19,7 +19,6 @@ const CONNECTIONS = 50
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
-const DATABASES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
 
 export function parseOverloadOptions (argv: string[]) {
   const flags = readFlags(argv, ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres'])
@@ -239,7 +238,7 @@ function renderTables (runs: Run[]): string {
       const cells = COLUMNS.map(([, figure, format]) => spread(same.map(figure).filter(Number.isFinite), format))
       return [same[0]!.subject, levelOf(same[0]!.level) + mark, ...cells]
     })
-    const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${request(workload)}`
+    const title = `${workload} on ${database}, ${regimeOf(regime)}: ${request(workload)}`
     return `## ${title}\n\n${table(['subject', 'level', ...COLUMNS.map(([name]) => name)], rows, 2)}`
   }).join('\n\n') + '\n'
 }

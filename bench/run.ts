@@ -112,8 +112,7 @@ async function bench (options: ReturnType<typeof parseOptions>, work: string) {
           const cpuBefore = target.cpuSeconds()
           const result = await runLoad({ ...load, seconds: options.duration })
           const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
-          say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
-            `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
+          say(`  ${target.name}, ${workload}: ${Math.round(result.reqPerSec)} req/s, failed ${result.failed}`)
           measured.push({ target: target.name, base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() })
         }
       }

@@ -191,11 +191,10 @@ export async function prepare (work: string, animals: number, postgres: string |
     else if (peer === undefined) seconds = seed(root, url, size ?? animals)
     const where = { cpus: SERVER_CPUS, logFile: join(work, `${slug}.log`), readyPath: '/readyz' }
     const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
-    const metrics = String(await freePort())
-    const serviceEnv = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: metrics, ...env }
+    const service = { ...SERVICE_ENV, WORKERS: '1', DATABASE_URL: url, METRICS_PORT: String(await freePort()), ...env }
     const start = async (): Promise<Target> => {
       const target = await startProcess(name, peer === undefined
-        ? { args: startArguments(root), env: serviceEnv, cwd: root, ...where }
+        ? { args: startArguments(root), env: service, cwd: root, ...where }
         : { args: [`${BUILT}peers/${peer}.js`], env: peerEnv, cwd: ROOT, ...where })
       // Every table the planner reads has fresh statistics before the first request (a peer fills its own at start).
       await schema?.analyze()
