@@ -32,7 +32,6 @@ export function readFlags (argv: string[], strings: string[], booleans: string[]
       if (unknown !== undefined) throw new Error(`--${name}: ${unknown} is not one of ${among.join(', ')}`)
       return among.filter((value) => picked.includes(value))
     },
-    /** `--postgres`, else TEST_DATABASE_URL. */
     postgres: text('postgres') ?? (process.env.TEST_DATABASE_URL || undefined)
   }
 }

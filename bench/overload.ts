@@ -13,7 +13,6 @@ import { prepare, runLoad, startArguments, startProcess, type Target } from './t
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
-/** The clients of the closed loop that measures capacity. */
 const CONNECTIONS = 50
 /** A run with more than LATE_SHARE of its sends late (open-loop.ts) is invalid. */
 const LATE_SHARE = 0.01
@@ -187,14 +186,10 @@ export async function overload (options: ReturnType<typeof parseOverloadOptions>
       await Promise.all(started.splice(0).map(async (target) => { await target.stop() }))
     }
   }
-  const report = [
-    heading('Overload'),
-    `- Each subject in a CPU quota of ${SHARE} of a core; the service: \`node ${startArguments(ROOT).join(' ')}\`, ` +
-      `RATE_LIMIT=0, ${rate(ANIMALS)} animals. Medians over ${options.runs} run(s), the range in brackets; over ` +
-      `${100 * LATE_SHARE} % of sends late: **invalid**. What each figure is: bench/README.md.`,
-    '',
-    renderTables(runs)
-  ].join('\n')
+  const report = `${heading('Overload')}\n- Each subject in a CPU quota of ${SHARE} of a core; the service: ` +
+    `\`node ${startArguments(ROOT).join(' ')}\`, RATE_LIMIT=0, ${rate(ANIMALS)} animals. Medians of ${options.runs} ` +
+    `run(s), the range in brackets; over ${100 * LATE_SHARE} % of sends late: **invalid**. Each figure: ` +
+    `bench/README.md.\n\n${renderTables(runs)}`
   // The refusing twin's runs count for r alone.
   const failed = runs.filter((run) => run.r === undefined && failures(run) > 0)
   for (const run of failed) say(`${run.subject} failed ${failures(run)} requests: ${where(run)}`)

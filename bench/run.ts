@@ -31,20 +31,16 @@ function parseOptions (argv: string[]) {
   }
 }
 
-/**
- * `--baseline COMMIT`: that commit checked out in a worktree of its own (removed at the end), with this project's
- * node_modules when the old lock installs the same for the service itself (and TypeScript), else `npm ci`; built.
- */
+/** `--baseline COMMIT`: that commit built in a worktree of its own, with this tree's node_modules when it can. */
 function buildBaseline (commitish: string): { root: string, name: string, subject: string } {
   const git = (args: string[]): string => run(ROOT, 'git', args)
   const commit = git(['rev-parse', '--short', `${commitish}^{commit}`])
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
-  atEnd(async () => {
-    rmSync(dir, { recursive: true, force: true })
-    git(['worktree', 'prune'])
-  })
+  // --force: its dist/ and node_modules (a link, not followed) are untracked.
+  atEnd(async () => { git(['worktree', 'remove', '--force', dir]) })
   say(`baseline: git worktree of ${commit} in ${dir}, built`)
   git(['worktree', 'add', '--detach', dir, commit])
+  // This tree's node_modules when the old lock installs the same for the service itself (and TypeScript): no npm ci.
   type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
   const ours = (JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock).packages
   const old = (JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock).packages
@@ -184,7 +180,6 @@ try {
   const result = await runBench(work)
   code = result.code
   process.stdout.write(result.report)
-  // Written to bench/results/, or beside the smoke's data for a smoke.
   const results = argv.includes('--smoke') ? join(work, 'results') : join(ROOT, 'bench/results')
   mkdirSync(results, { recursive: true })
   writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}latest.md`), result.report)

@@ -166,10 +166,7 @@ export interface Recipe {
   name: string, sqlite: boolean, root?: string, peer?: string, env?: Record<string, string>, animals?: number
 }
 
-/**
- * `npm run build` (unless `reuse` finds dist/), `animals` seeded into work/seeded.db and exported for the peers; then
- * a start of a target on the servers' core on a copy of that file, its tree's `petstore seed`, or (a peer) the export.
- */
+/** Builds (unless `reuse` finds dist/), seeds `animals` and exports them; then starts targets on copies or seeds. */
 export async function prepare (work: string, animals: number, postgres: string | undefined, reuse = false) {
   if (!reuse || !existsSync(join(ROOT, 'dist/cli/main.js'))) {
     say('npm run build')
