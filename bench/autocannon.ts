@@ -4,7 +4,6 @@ import { pickPath, type LoadResult } from './load.js'
 import type { runLoad } from './targets.js'
 
 const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as Parameters<typeof runLoad>[0]
-const { method, headers, body } = spec
 const result = await autocannon({
   url: origin,
   connections,
@@ -12,9 +11,9 @@ const result = await autocannon({
   // autocannon checks its clock once a sample (a second by default): a shorter run needs shorter samples.
   sampleInt: Math.min(1000, seconds * 1000),
   timeout: 10,
-  method,
-  headers,
-  body,
+  method: spec.method,
+  headers: spec.headers,
+  body: spec.body,
   requests: [{ setupRequest: (request) => ({ ...request, path: pickPath(spec) }) }]
 })
 // req/s counts the 2xx only: a refusal, answered at once, is no request served.

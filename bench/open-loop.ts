@@ -52,7 +52,6 @@ async function runJob ({ origin, spec, rate, seconds }: LoadJob) {
     conn.buffer = undefined
   }
 
-  /** Takes a socket out of use, once. */
   function discard (conn: Conn, reset: boolean): void {
     if (!open.delete(conn)) return
     if (idle.includes(conn)) idle.splice(idle.indexOf(conn), 1)

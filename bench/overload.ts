@@ -52,9 +52,8 @@ function cpuQuota (target: Target): (periodMs?: number) => void {
   }
 }
 
-let generator: ((job: LoadJob) => Promise<LoadOutcome>) | undefined
-
 /** The open-loop generator: one process for the whole bench (compiled, its heap grown), a job at a time. */
+let generator: ((job: LoadJob) => Promise<LoadOutcome>) | undefined
 function startGenerator (): (job: LoadJob) => Promise<LoadOutcome> {
   const [command, args] = pinned(LOAD_CPUS, [`${BUILT}open-loop.js`])
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
@@ -75,9 +74,7 @@ interface Subject { name: string, target: Target, sizer: Target, quota: (periodM
 interface Cell { workload: Workload, database: string, regime: number, capacity: number }
 
 /** A run at `level` times the capacity (0: the capacity); `cpu`: of the process the load reached; `r`: see README. */
-interface Run extends Cell {
-  subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, r?: number
-}
+type Run = Cell & { subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
 
 /** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its one server and its 503 file replaced. */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
@@ -114,8 +111,7 @@ async function measure (subject: Subject, cell: Cell, level: number, seconds: nu
       ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
     : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
   const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
-  say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.refused} refused, ` +
-    `${outcome.timeouts} timeouts, ${outcome.late} late`)
+  say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.late} late`)
   return run
 }
 

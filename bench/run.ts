@@ -1,5 +1,4 @@
 /** `npm run bench`: the race (`--overload`: overload.ts), its report on stdout and in bench/results/; see README. */
-import { spawnSync } from 'node:child_process'
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
 import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -15,8 +14,7 @@ function parseOptions (argv: string[]) {
   const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'])
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
-  const verify = ['rev-parse', '--verify', '--quiet', `${baseline ?? 'HEAD'}^{commit}`]
-  if (spawnSync('git', verify).status !== 0) throw new Error(`--baseline: ${baseline!} is not a commit`)
+  if (baseline !== undefined) run(ROOT, 'git', ['rev-parse', '--verify', `${baseline}^{commit}`])
   return {
     duration: smoke ? 0.25 : flags.number('duration', 10),
     runs: smoke ? 1 : flags.number('runs', 2, true),

@@ -44,9 +44,7 @@ async function stopChild (child: ChildProcess): Promise<void> {
   await exit
 }
 
-function read (path: string): string {
-  try { return readFileSync(path, 'utf8') } catch { return '' }
-}
+const read = (path: string): string => { try { return readFileSync(path, 'utf8') } catch { return '' } }
 
 /** Where the kernel's range for listen(0) and outgoing connections begins (ip_local_port_range). */
 const EPHEMERAL_FROM = Number(read('/proc/sys/net/ipv4/ip_local_port_range').split(/\s+/)[0]) || 32_768
@@ -73,15 +71,12 @@ export function pinned (cpus: string | undefined, args: string[], command = proc
 /** Runs `command` in `cwd`; its stdout, trimmed; throws its output if it fails. */
 export function run (cwd: string, command: string, args: string[]): string {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 })
-  if (result.status !== 0) {
-    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${result.stdout}${result.stderr}`)
-  }
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')}: ${(result.stdout + result.stderr).trim()}`)
   return result.stdout.trim()
 }
 
 /** The closed loop: autocannon.ts in a process of its own on the load's core, `connections` clients for `seconds`. */
-export async function runLoad (options: { spec: LoadSpec, origin: string, connections: number, seconds: number }):
-Promise<LoadResult> {
+export async function runLoad (options: { spec: LoadSpec, origin: string, connections: number, seconds: number }) {
   const [command, args] = pinned(LOAD_CPUS, [`${BUILT}autocannon.js`, JSON.stringify(options)])
   return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
 }
