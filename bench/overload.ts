@@ -13,7 +13,6 @@ import { prepare, runLoad, startArguments, startProcess, type Target } from './t
 
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
-const CONNECTIONS = 50
 /** A run with more than LATE_SHARE of its sends late (open-loop.ts) is invalid. */
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
@@ -91,8 +90,8 @@ async function startHaproxy (root: string, work: string, service: Target, cpus: 
   return await startProcess('HAProxy', { ...where, command: '/usr/sbin/haproxy', args: ['-db', '-f', file] })
 }
 
-/** A run: at level 0 closed loop (autocannon) on the subject's sizer, else open loop on its target. */
-async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = CONNECTIONS) {
+/** A run: at level 0 closed loop (autocannon, 50 connections) on the subject's sizer, else open loop on its target. */
+async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = 50) {
   // First each process drains what an overloaded run left queued: its CPU idle for a quarter of a second.
   for (const one of new Set([subject.sizer, subject.target])) {
     for (let before = one.cpuSeconds(), deadline = Date.now() + 60_000; Date.now() < deadline;) {

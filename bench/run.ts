@@ -118,11 +118,10 @@ async function bench (options: ReturnType<typeof parseOptions>, work: string) {
   const smoked = options.smoke ? await overloadSmoke(entries[0]!.target) : ''
   const main = await race('', entries, options.workloads)
 
-  const { postgres } = options
   const sections = [
     `${heading('Benchmark')} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
     `- ${options.runs} run(s) of ${options.duration} s, ${options.connections} connections, ${rate(options.animals)} ` +
-      `animals; PostgreSQL: ${postgres === undefined ? 'none given, its targets skipped' : new URL(postgres).host}.`,
+      `animals; PostgreSQL: ${options.postgres === undefined ? 'none' : new URL(options.postgres).host}.`,
     `- The service: \`node ${startArguments(ROOT).join(' ')}\`, as shipped` +
       `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}. How: bench/README.md.`,
     workloadTables(main),
@@ -137,7 +136,7 @@ async function bench (options: ReturnType<typeof parseOptions>, work: string) {
   if (options.scale) {
     const sizes = options.smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000]
     const [sized, fills]: [Entry[], string[]] = [[], []]
-    for (const database of postgres === undefined ? ['SQLite'] : ['SQLite', 'PostgreSQL']) {
+    for (const database of options.postgres === undefined ? ['SQLite'] : ['SQLite', 'PostgreSQL']) {
       for (const animals of sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
         const started = await start({ name: `${database} ${animals}`, sqlite: database === 'SQLite', animals })

@@ -81,7 +81,7 @@ export async function runLoad (options: { spec: LoadSpec, origin: string, connec
   return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
 }
 
-export interface Start {
+interface Start {
   /** The program, node when not given; PORT in its environment when `port` is not given. */
   command?: string
   args: string[]
