@@ -1,12 +1,9 @@
-/**
- * The closed-loop load process: one job as JSON in argv, one LoadResult as JSON on stdout.
- * Compiled to plain JavaScript beside the peers, so the load carries no TypeScript loader either.
- */
+/** The closed-loop load process, compiled as the peers are: one job as JSON in argv, its LoadResult on stdout. */
 import autocannon from 'autocannon'
-import { pickPath, type LoadOptions, type LoadResult, type LoadSpec } from './load.js'
+import { pickPath, type LoadResult } from './load.js'
+import type { runLoad } from './targets.js'
 
-const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as LoadOptions & { spec: LoadSpec }
-const { method, headers, body } = spec
+const { spec, origin, connections, seconds } = JSON.parse(process.argv[2]!) as Parameters<typeof runLoad>[0]
 const result = await autocannon({
   url: origin,
   connections,
@@ -14,9 +11,9 @@ const result = await autocannon({
   // autocannon checks its clock once a sample (a second by default): a shorter run needs shorter samples.
   sampleInt: Math.min(1000, seconds * 1000),
   timeout: 10,
-  method,
-  headers,
-  body,
+  method: spec.method,
+  headers: spec.headers,
+  body: spec.body,
   requests: [{ setupRequest: (request) => ({ ...request, path: pickPath(spec) }) }]
 })
 // req/s counts the 2xx only: a refusal, answered at once, is no request served.

@@ -1,20 +1,9 @@
-/** The workloads, and the closed loop that carries them: autocannon (autocannon.ts) in a process of its own. */
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-
+/** The workloads: their requests, and what the closed loop (autocannon.ts) reports of them. */
+/** The bearer key every target accepts and every request carries. */
+export const API_KEY = 'bench-key-0123456789abcdef'
 export const WORKLOADS = ['list', 'list-status', 'get', 'create'] as const
 export const SCALE_WORKLOADS = ['list', 'deep-list', 'get'] as const
 export type Workload = typeof WORKLOADS[number] | typeof SCALE_WORKLOADS[number]
-
-const CREATE_BODY = '{"name":"Rex","categoryId":3}'
-export const REQUESTS: Record<Workload, string> = {
-  list: '`GET /v1/pets?limit=20`',
-  'list-status': '`GET /v1/pets?limit=20&status=available`',
-  get: '`GET /v1/pets/{id}`, id random in 1..N',
-  create: `\`POST /v1/pets\` \`${CREATE_BODY}\`, durable`,
-  'deep-list': '`GET /v1/pets?limit=20&cursor=…`, cursors at random positions in the deeper half'
-}
 
 /** A workload's requests: `path`, or one drawn from `paths`, or `path` + a random id up to `idMax`. */
 export interface LoadSpec {
@@ -31,51 +20,24 @@ export interface LoadResult {
   requests: number, good: number, reqPerSec: number, p50Ms: number, p99Ms: number, failed: number
 }
 
-/** A job of the open-loop generator (open-loop.ts). */
-export interface LoadJob {
-  origin: string
-  spec: LoadSpec
-  /** Arrivals a second. */
-  rate: number
-  sockets: number
-  seconds: number
-  deadlineMs: number
-  lateMs: number
-}
-
-/** What the open-loop generator saw of a job. */
-export interface LoadOutcome {
-  arrivals: number
-  /** 2xx within the deadline, 503s, other answers, timeouts (socket reset), socket errors. */
-  good: number
-  refused: number
-  other: number
-  timeouts: number
-  errors: number
-  /** Arrivals sent more than lateMs after their schedule, or never. */
-  late: number
-  refusedP99Ms: number | null
-}
-
-/** An outcome of nothing yet. */
-export function noOutcome (): LoadOutcome {
-  return { arrivals: 0, good: 0, refused: 0, other: 0, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }
-}
-
 /** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */
-export function workloadSpec (workload: Workload, apiKey: string, animals: number, cursors: string[] = []): LoadSpec {
-  const headers = { authorization: `Bearer ${apiKey}` }
+export function workloadSpec (workload: Workload, animals: number, cursors: string[] = []): LoadSpec {
+  const headers = { authorization: `Bearer ${API_KEY}` }
+  const json = { ...headers, 'content-type': 'application/json' }
   const path = '/v1/pets?limit=20'
   switch (workload) {
     case 'list': return { method: 'GET', path, headers }
     case 'list-status': return { method: 'GET', path: `${path}&status=available`, headers }
     case 'get': return { method: 'GET', path: '/v1/pets/', idMax: animals, headers }
     case 'deep-list': return { method: 'GET', path, headers, paths: cursors.map((c) => `${path}&cursor=${c}`) }
-    case 'create': {
-      const json = { ...headers, 'content-type': 'application/json' }
-      return { method: 'POST', path: '/v1/pets', headers: json, body: CREATE_BODY }
-    }
+    case 'create': return { method: 'POST', path: '/v1/pets', headers: json, body: '{"name":"Rex","categoryId":3}' }
   }
+}
+
+/** A workload's request, for a report's titles: `GET /v1/pets/{id}` (bench/README.md says more of each). */
+export function request (workload: Workload): string {
+  const { method, path, idMax, paths } = workloadSpec(workload, 1, ['…'])
+  return `\`${method} ${idMax === undefined ? paths?.[0] ?? path : `${path}{id}`}\``
 }
 
 /** The path of a workload's first request, and of one request the autocannon process draws. */
@@ -83,22 +45,3 @@ export function pickPath (spec: LoadSpec): string {
   if (spec.paths !== undefined) return spec.paths[Math.floor(Math.random() * spec.paths.length)]!
   return spec.idMax === undefined ? spec.path : `${spec.path}${1 + Math.floor(Math.random() * spec.idMax)}`
 }
-
-/** Where `npm run bench` put the bench's scripts compiled to plain JavaScript (run.js among them). */
-export const BUILT = fileURLToPath(new URL('.', import.meta.url))
-
-/** `command` (node when not given) with `args`, on cores `cpus` when given. */
-export function pinned (cpus: string | undefined, args: string[], command = process.execPath): [string, string[]] {
-  return cpus === undefined ? [command, args] : ['taskset', ['-c', cpus, command, ...args]]
-}
-
-/**
- * Puts the workload on `origin` for `seconds` with `connections` clients, from cores `cpus` when given.
- * @example await runLoad(workloadSpec('get', key, 10_000), { origin, connections: 50, seconds: 10, cpus: '1' })
- */
-export async function runLoad (spec: LoadSpec, options: LoadOptions): Promise<LoadResult> {
-  const [command, args] = pinned(options.cpus, [`${BUILT}autocannon.js`, JSON.stringify({ spec, ...options })])
-  return JSON.parse((await promisify(execFile)(command, args)).stdout) as LoadResult
-}
-
-export interface LoadOptions { origin: string, connections: number, seconds: number, cpus: string | undefined }

@@ -1,71 +1,48 @@
-/**
- * `npm run bench -- --overload` (bench/README.md): each subject on core 0 in a CPU quota (cgroup v1),
- * the open-loop generator (open-loop.ts) on core 1. In each regime (quota periods of 10 and 100 ms)
- * the capacity, closed loop, then arrivals at multiples of it; a markdown report of what was answered.
- */
+/** `npm run bench -- --overload` (bench/README.md): each subject in a CPU quota, its capacity, then arrivals beyond. */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { copyFileSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { commitOf } from './baseline.js'
-import { count, positive, readFlags } from './flags.js'
-import { BUILT, REQUESTS, noOutcome, pinned, runLoad, workloadSpec } from './load.js'
-import type { LoadJob, LoadOutcome, Workload } from './load.js'
-import { heading, ms, prose, rate, spread, table, times } from './report.js'
-import { API_KEY, createSchema, placement, prepare, seed, startArguments } from './targets.js'
-import { freePort, startProcess, startService, type Target } from './targets.js'
+import { readFlags, say } from './flags.js'
+import { request, workloadSpec, type Workload } from './load.js'
+import type { LoadJob, LoadOutcome } from './open-loop.js'
+import { heading, ms, rate, spread, table, times } from './report.js'
+import { BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
+import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
-/** The peer's @fastify/under-pressure, tuned once; `interval` mode, else its utilization averages since its start. */
-const UNDER_PRESSURE = {
-  maxEventLoopDelay: 200, maxEventLoopUtilization: 0.99, eventLoopUtilizationMode: 'interval', sampleInterval: 100
-}
 // The quota's share of a core: at 3x the service's list capacity in it the generator still sends on time, at 1/3 not.
 const SHARE = 0.15
-/** The most sockets the generator keeps open at once, and the clients of the closed loop that measures capacity. */
-const [SOCKETS, CONNECTIONS] = [10_000, 50]
-const DEADLINE_MS = 1000
-/** A send more than LATE_MS after its schedule is late; a run with more than LATE_SHARE of them late is invalid. */
-const LATE_MS = 5
+/** A run with more than LATE_SHARE of its sends late (open-loop.ts) is invalid. */
 const LATE_SHARE = 0.01
 const WARM_UP_SECONDS = 3
 const ANIMALS = 10_000
-const CAPACITY = 'capacity (closed loop)'
-const DATABASES: Record<string, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' }
-
-export type OverloadOptions = ReturnType<typeof parseOverloadOptions>
 
 export function parseOverloadOptions (argv: string[]) {
-  const names = ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres']
-  const flags = readFlags(argv, names, [], '## The overload run')
-  const { postgres } = flags
-  const databases = flags.list('database', ['sqlite', 'postgres'])
-    .filter((name) => name === 'sqlite' || postgres !== undefined)
-  if (databases.length === 0) throw new Error('--database: postgres needs --postgres URL or TEST_DATABASE_URL')
+  const flags = readFlags(argv, ['database', 'workload', 'subject', 'regime', 'levels', 'runs', 'duration', 'postgres'])
   return {
-    databases,
+    // PostgreSQL needs a server: --postgres URL or TEST_DATABASE_URL.
+    databases: flags.list('database', flags.postgres === undefined ? ['sqlite'] : ['sqlite', 'postgres']),
     workloads: flags.list('workload', ['list', 'create']),
-    subjects: flags.list('subject', ['service', 'haproxy', 'peer']),
+    subjects: flags.list('subject', ['service', 'haproxy']),
     regimes: flags.list('regime', ['10', '100']).map(Number),
-    levels: flags.numbers('levels', [0.8, 1, 2, 3], positive, 'positive multiples of the capacity, such as 0.8,1,2,3'),
-    runs: flags.number('runs', 1, count, 'a positive integer'),
-    duration: flags.number('duration', 10, positive, 'a positive number of seconds'),
-    postgres
+    levels: flags.numbers('levels', [0.8, 1, 2, 3]),
+    runs: flags.number('runs', 1, true),
+    duration: flags.number('duration', 10),
+    postgres: flags.postgres
   }
 }
 
-type Cleanups = Array<() => Promise<void>>
-
 /** A cgroup v1 quota of SHARE of a core holding `target`: `(ms)` sets its period, `()` lifts it. */
-function cpuQuota (name: string, target: Target, cleanups: Cleanups): (periodMs?: number) => void {
-  const dir = join('/sys/fs/cgroup/cpu', name)
+function cpuQuota (target: Target): (periodMs?: number) => void {
+  const dir = `/sys/fs/cgroup/cpu/petstore-overload-${target.pid}`
   mkdirSync(dir)
-  // Empty by then: run.ts stops every process before the cleanups.
-  cleanups.push(async () => { rmdirSync(dir) })
+  // Empty by then: every process stops before the cleanups.
+  atEnd(async () => { rmdirSync(dir) })
   const write = (file: string, value: string | number): void => { writeFileSync(join(dir, file), String(value)) }
   // The most weight against the other processes on its core: the quota, not a neighbour, is what holds it.
   write('cpu.shares', 262144)
-  for (const pid of target.pids()) write('cgroup.procs', pid)
+  write('cgroup.procs', target.pid)
   return (periodMs) => {
     write('cpu.cfs_quota_us', -1)
     if (periodMs === undefined) return
@@ -74,30 +51,29 @@ function cpuQuota (name: string, target: Target, cleanups: Cleanups): (periodMs?
   }
 }
 
-/** The open-loop generator: one process for the whole run (compiled, its heap grown), a job at a time. */
-function startGenerator (cpus: string | undefined) {
-  const [command, args] = pinned(cpus, [`${BUILT}open-loop.js`])
+/** The open-loop generator: one process for the whole bench (compiled, its heap grown), a job at a time. */
+let generator: ((job: LoadJob) => Promise<LoadOutcome>) | undefined
+function startGenerator (): (job: LoadJob) => Promise<LoadOutcome> {
+  const [command, args] = pinned(LOAD_CPUS, [`${BUILT}open-loop.js`])
   const child = spawn(command, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  atEnd(async () => { child.kill() })
   const exited = once(child, 'exit').then(() => { throw new Error('the load generator exited') })
   // Its end fails the job it was given, if any.
   exited.catch(() => {})
-  return {
-    run: async (job: LoadJob): Promise<LoadOutcome> => {
-      child.send(job)
-      return (await Promise.race([once(child, 'message'), exited]))[0] as LoadOutcome
-    },
-    stop: () => { child.kill() }
+  return async (job) => {
+    child.send(job)
+    return (await Promise.race([once(child, 'message'), exited]))[0] as LoadOutcome
   }
 }
 
 /** What the open loop loads (HAProxy, for the service behind it), what the closed loop sizes, their quota. */
 interface Subject { name: string, target: Target, sizer: Target, quota: (periodMs?: number) => void, refuser?: Subject }
 
-/** Where a run is measured: its table (workload, database, regime), its level, the capacity the level multiplies. */
-interface Cell { workload: Workload, database: string, regime: number, level: string, capacity: number }
+/** Where a run is measured: its table (workload, database, regime), and the capacity its level multiplies. */
+interface Cell { workload: Workload, database: string, regime: number, capacity: number }
 
-/** A measured run; `cpu`: seconds of the process the load reached; `r`: of a run refused whole only. */
-interface Run extends Cell { subject: string, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
+/** A run at `level` times the capacity (0: the capacity); `cpu`: of the process the load reached; `r`: see README. */
+type Run = Cell & { subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
 
 /** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its servers (one) and its 503 file replaced. */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
@@ -117,106 +93,62 @@ async function startHaproxy (root: string, work: string, service: Target, cpus: 
   return await startProcess('HAProxy', { ...where, command: '/usr/sbin/haproxy', args: ['-db', '-f', file] })
 }
 
-/** Waits until a process has drained what an overloaded run left queued (its CPU idle for a quarter of a second). */
-async function waitIdle (target: Target): Promise<void> {
-  for (let before = target.cpuSeconds(), deadline = Date.now() + 60_000; Date.now() < deadline;) {
-    await sleep(250)
-    const now = target.cpuSeconds()
-    if (now - before <= 0.02) return
-    before = now
+/** A run: at level 0 closed loop (autocannon, 50 connections) on the subject's sizer, else open loop on its target. */
+async function measure (subject: Subject, cell: Cell, level: number, seconds: number, connections = 50) {
+  // First each process drains what an overloaded run left queued: its CPU idle for a quarter of a second.
+  for (const one of new Set([subject.sizer, subject.target])) {
+    for (let before = one.cpuSeconds(), deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      await sleep(250)
+      const now = one.cpuSeconds()
+      if (now - before <= 0.02) break
+      before = now
+    }
   }
-}
-
-/** Measures runs: closed loop (autocannon) on the subject's sizer at `rate` 0, else open loop on its target. */
-function measurer (generator: ReturnType<typeof startGenerator>, sockets: number, connections: number,
-  cpus: string | undefined, say = (text: string): void => {}) {
-  return async (subject: Subject, cell: Cell, rate: number, seconds: number): Promise<Run> => {
-    for (const one of new Set([subject.sizer, subject.target])) await waitIdle(one)
-    const { origin, cpuSeconds } = rate === 0 ? subject.sizer : subject.target
-    const spec = workloadSpec(cell.workload, API_KEY, ANIMALS)
-    const cpu = cpuSeconds()
-    const outcome = rate === 0
-      ? await runLoad(spec, { origin, connections, seconds, cpus })
-        .then(({ requests, good, failed }) => ({ ...noOutcome(), arrivals: requests, good, other: failed }))
-      : await generator.run({ origin, spec, rate, sockets, seconds, deadlineMs: DEADLINE_MS, lateMs: LATE_MS })
-    const { good, refused, timeouts, late } = outcome
-    say(`  ${subject.name}, ${where(cell)}: ` +
-      `${Math.round(good / seconds)} good/s, ${refused} refused, ${timeouts} timeouts, ${late} late`)
-    return { ...cell, subject: subject.name, seconds, outcome, cpu: cpuSeconds() - cpu }
-  }
+  const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
+  const spec = workloadSpec(cell.workload, ANIMALS)
+  const cpu = cpuSeconds()
+  generator ??= startGenerator()
+  const outcome = level === 0
+    ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, failed }) =>
+      ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
+    : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
+  const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
+  say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.late} late`)
+  return run
 }
 
 /** The overload run's smoke (`npm run bench -- --smoke`): the service, no quota, capacity 0.25 s, 0.8x 0.5 s. */
-export async function overloadSmoke (target: Target, loadCpus: string | undefined, animals: number): Promise<string> {
-  const generator = startGenerator(loadCpus)
-  try {
-    const measure = measurer(generator, 100, 10, loadCpus)
-    const subject = { name: 'service', target, sizer: target, quota: () => {} }
-    const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
-    const sized = await measure(subject, { ...cell, level: CAPACITY }, 0, 0.25)
-    const capacity = sized.outcome.good / 0.25
-    const level = await measure(subject, { ...cell, level: '0.8×', capacity }, Math.round(0.8 * capacity), 0.5)
-    return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
-  } finally {
-    generator.stop()
-  }
+export async function overloadSmoke (target: Target): Promise<string> {
+  const subject = { name: 'service', target, sizer: target, quota: () => {} }
+  const cell = { database: 'sqlite', workload: 'list' as const, regime: 0, capacity: 0 }
+  // 10 connections, as the race's smoke: on a busy machine 50 would queue, and the admission stage refuse.
+  const sized = await measure(subject, cell, 0, 0.25, 10)
+  const level = await measure(subject, { ...cell, capacity: sized.outcome.good / 0.25 }, 0.8, 0.5)
+  return `\n## Overload smoke: ${renderTables([sized, level]).slice('## '.length)}`
 }
 
-/** The whole overload run; `cleanups` gets what must go however it ends (quotas, schemas, the generator). */
-export async function overload (options: OverloadOptions, work: string, root: string, say: (text: string) => void,
-  cleanups: Cleanups): Promise<{ report: string, code: number }> {
-  const began = performance.now()
-  const { serverCpus, loadCpus } = placement()
-  const { seeded, animalsFile } = await prepare(root, work, ANIMALS, say)
-  const generator = startGenerator(loadCpus)
-  cleanups.push(async () => { generator.stop() })
-  const measure = measurer(generator, SOCKETS, CONNECTIONS, loadCpus, say)
+/** The whole overload run. */
+export async function overload (options: ReturnType<typeof parseOverloadOptions>, work: string) {
+  const start = await prepare(work, ANIMALS, options.postgres)
   const started: Target[] = []
-  const analyzes: Array<() => Promise<void>> = []
 
-  /** The service (seeded) or the peer (filled from the export at its start) on `database`, in a quota of its own. */
-  const start = async (name: string, database: string, env: Record<string, string>, peer = false): Promise<Subject> => {
-    const slug = `${name}-${database}-${Math.random().toString(36).slice(2, 8)}`.replace(/\W+/g, '-')
-    let url = `sqlite:${join(work, `${slug}.db`)}`
-    if (database === 'postgres') {
-      const schema = await createSchema(options.postgres!)
-      cleanups.push(schema.drop)
-      analyzes.push(schema.analyze)
-      url = schema.url
-      if (!peer) await seed(root, url, ANIMALS)
-    } else if (!peer) {
-      copyFileSync(seeded, url.slice('sqlite:'.length))
-    }
-    const where = { cpus: serverCpus, logFile: join(work, `${slug}.log`), cwd: root, readyPath: '/readyz' }
-    const peerEnv = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY, ...env }
-    const target = peer
-      ? await startProcess(name, { ...where, args: [`${BUILT}peers/fastify.js`], env: peerEnv })
-      : await startService(name, root, url, where, { RATE_LIMIT: '0', ...env })
+  /** The service on `database`, RATE_LIMIT=0 and `env` aside as shipped, in a quota of its own. */
+  const service = async (name: string, database: string, env: Record<string, string> = {}): Promise<Subject> => {
+    const { target } = await start({ name, sqlite: database === 'sqlite', env: { RATE_LIMIT: '0', ...env } })
     started.push(target)
-    const quota = cpuQuota(`petstore-overload-${process.pid}-${slug}`, target, cleanups)
-    return { name, target, sizer: target, quota }
+    return { name, target, sizer: target, quota: cpuQuota(target) }
   }
   const subject = async (name: string, database: string): Promise<Subject> => {
     // With r's twin, refusing every request behind a key (its admission stage at MAX_QUEUE_DELAY=0).
     if (name === 'service') {
-      const refuser = await start('service refusing whole', database, { MAX_QUEUE_DELAY: '0' })
-      return { ...await start(name, database, {}), refuser }
+      const refuser = await service('service refusing whole', database, { MAX_QUEUE_DELAY: '0' })
+      return { ...await service(name, database), refuser }
     }
     // Capacity measured on the service alone, the open loop sent through HAProxy.
-    if (name === 'haproxy') {
-      const alone = await start('service behind HAProxy', database, {})
-      const balancer = await startHaproxy(root, work, alone.target, loadCpus)
-      started.push(balancer)
-      return { ...alone, target: balancer }
-    }
-    // Under its quota, under-pressure refuses much of a closed loop: the peer's capacity is its twin's, without it.
-    const peer = await start(name, database, { BENCH_UNDER_PRESSURE: JSON.stringify(UNDER_PRESSURE) }, true)
-    const twin = await start('twin', database, {}, true)
-    const quota = (periodMs?: number): void => {
-      peer.quota(periodMs)
-      twin.quota(periodMs)
-    }
-    return { ...peer, sizer: twin.target, quota }
+    const alone = await service('service behind HAProxy', database)
+    const balancer = await startHaproxy(ROOT, work, alone.target, LOAD_CPUS)
+    started.push(balancer)
+    return { ...alone, target: balancer }
   }
 
   const runs: Run[] = []
@@ -224,32 +156,26 @@ export async function overload (options: OverloadOptions, work: string, root: st
     for (const database of options.databases) {
       say(`run ${run} of ${options.runs}, ${database}: starting ${options.subjects.join(' and ')}`)
       const subjects = await Promise.all(options.subjects.map(async (name) => await subject(name, database)))
-      // Every table the planner reads has fresh statistics before the first request.
-      for (const analyze of analyzes.splice(0)) await analyze()
       for (const workload of options.workloads) {
         for (const { refuser, ...one } of subjects) {
           const each = refuser === undefined ? [one] : [one, refuser]
           // Warm, as a server up for a while is: compiled by the JIT without a quota (its threads would spend it).
-          say(`${one.name}, ${workload}: warm-up, no quota`)
           for (const warmed of each) {
             warmed.quota()
-            await measure(warmed, { workload, database, regime: 0, level: CAPACITY, capacity: 0 }, 0, WARM_UP_SECONDS)
+            await measure(warmed, { workload, database, regime: 0, capacity: 0 }, 0, WARM_UP_SECONDS)
           }
           for (const regime of options.regimes) {
             for (const quoted of each) quoted.quota(regime)
-            const cell = { workload, database, regime, level: CAPACITY, capacity: 0 }
-            const sized = await measure(one, cell, 0, options.duration)
+            const sized = await measure(one, { workload, database, regime, capacity: 0 }, 0, options.duration)
             runs.push(sized)
-            const capacity = sized.outcome.good / options.duration
-            const level = async (loaded: Subject, times: number, seconds: number): Promise<Run> =>
-              await measure(loaded, { ...cell, capacity, level: `${times}×` }, Math.round(times * capacity), seconds)
+            const cell = { workload, database, regime, capacity: sized.outcome.good / options.duration }
             // Busy again before it is measured, as a server up for a while is: idle meanwhile, its heap shrank back.
-            await level(one, 0.5, WARM_UP_SECONDS)
-            for (const times of options.levels) runs.push(await level(one, times, options.duration))
+            await measure(one, cell, 0.5, WARM_UP_SECONDS)
+            for (const level of options.levels) runs.push(await measure(one, cell, level, options.duration))
             // At 3x, where the share r of a refusal's cost decides the goodput; only a run refused whole gives r.
             if (refuser === undefined) continue
-            await level(refuser, 3, WARM_UP_SECONDS)
-            const whole = await level(refuser, 3, options.duration)
+            await measure(refuser, cell, 3, WARM_UP_SECONDS)
+            const whole = await measure(refuser, cell, 3, options.duration)
             const { refused, good, other } = whole.outcome
             runs.push({ ...whole, r: good + other > 0 ? NaN : whole.cpu / refused / (sized.cpu / sized.outcome.good) })
           }
@@ -258,30 +184,22 @@ export async function overload (options: OverloadOptions, work: string, root: st
       await Promise.all(started.splice(0).map(async (target) => { await target.stop() }))
     }
   }
-  const report = [
-    heading('Overload', commitOf(root), (performance.now() - began) / 1000),
-    prose`- Subjects ${on(serverCpus)}, each in a CPU quota of ${SHARE} of a core; the generator ${on(loadCpus)}.
-      The service: \`node ${startArguments(root).join(' ')}\` on ${rate(ANIMALS)} animals, \`RATE_LIMIT=0\`.
-      ${options.runs} run(s), each subject started afresh for each: medians, the range in brackets. Capacity:
-      autocannon, ${CONNECTIONS} connections, ${options.duration} s; each level: arrivals at a fixed rate for
-      ${options.duration} s, a ${DEADLINE_MS} ms deadline; over ${100 * LATE_SHARE} % of sends more than ${LATE_MS} ms
-      late, a run is **invalid**. What each figure is: bench/README.md.`,
-    '',
-    renderTables(runs)
-  ].join('\n')
+  const report = `${heading('Overload')}\n- Each subject in a CPU quota of ${SHARE} of a core; the service: ` +
+    `\`node ${startArguments(ROOT).join(' ')}\`, RATE_LIMIT=0, ${rate(ANIMALS)} animals. Medians of ${options.runs} ` +
+    `run(s), the range in brackets; over ${100 * LATE_SHARE} % of sends late: **invalid**. Each figure: ` +
+    `bench/README.md.\n\n${renderTables(runs)}`
   // The refusing twin's runs count for r alone.
-  const failed = runs.filter(({ outcome, r }) => r === undefined && outcome.other + outcome.errors > 0)
-  for (const { subject, outcome, ...cell } of failed) {
-    say(`${subject} failed ${outcome.other + outcome.errors} requests: ${where(cell)}`)
-  }
+  const failed = runs.filter((run) => run.r === undefined && failures(run) > 0)
+  for (const run of failed) say(`${run.subject} failed ${failures(run)} requests: ${where(run)}`)
   return { report, code: failed.length === 0 ? 0 : 1 }
 }
 
-const on = (cpus: string | undefined): string => cpus === undefined ? 'unpinned' : `on core ${cpus}`
 const regimeOf = (regime: number): string => regime === 0 ? 'no quota' : `${regime} ms periods`
-const where = (cell: Cell): string => `${cell.workload}, ${cell.database}, ${regimeOf(cell.regime)}, ${cell.level}`
+const levelOf = (level: number): string => level === 0 ? 'capacity (closed loop)' : `${level}×`
+const where = (run: Run): string => `${run.workload}, ${run.database}, ${regimeOf(run.regime)}, ${levelOf(run.level)}`
 const pc = (value: number): string => `${value.toFixed(1)} %`
 const share = ({ outcome }: Run, part: number): number => 100 * part / outcome.arrivals
+const failures = ({ outcome }: Run): number => outcome.other + outcome.errors
 
 /** The report's columns, each a figure of one run (bench/README.md says which) and its format. */
 const COLUMNS: Array<[string, (run: Run) => number, (value: number) => string]> = [
@@ -291,7 +209,7 @@ const COLUMNS: Array<[string, (run: Run) => number, (value: number) => string]> 
   ['refusals/s', ({ outcome, seconds }) => outcome.refused / seconds, rate],
   ['refusals p99', ({ outcome }) => outcome.refusedP99Ms ?? NaN, ms],
   ['timeouts', (run) => share(run, run.outcome.timeouts), pc],
-  ['failed', ({ outcome }) => outcome.other + outcome.errors, rate],
+  ['failed', failures, rate],
   ['CPU', ({ cpu, seconds }) => 100 * cpu / seconds, pc],
   ['r', ({ r }) => r ?? NaN, (value) => value.toFixed(2)]
 ]
@@ -310,13 +228,10 @@ function renderTables (runs: Run[]): string {
     const rows = groups(cell, (run) => `${run.subject}|${run.level}`).map((same) => {
       const invalid = same.filter(({ outcome }) => outcome.late > LATE_SHARE * outcome.arrivals).length
       const mark = invalid === 0 ? '' : ` **invalid** (${invalid} of ${same.length})`
-      const cells = COLUMNS.map(([, figure, format]) => {
-        const values = same.map(figure).filter(Number.isFinite)
-        return values.length === 0 ? '–' : spread(values, format)
-      })
-      return [same[0]!.subject, same[0]!.level + mark, ...cells]
+      const cells = COLUMNS.map(([, figure, format]) => spread(same.map(figure).filter(Number.isFinite), format))
+      return [same[0]!.subject, levelOf(same[0]!.level) + mark, ...cells]
     })
-    const title = `${workload} on ${DATABASES[database]}, ${regimeOf(regime)}: ${REQUESTS[workload]}`
+    const title = `${workload} on ${database}, ${regimeOf(regime)}: ${request(workload)}`
     return `## ${title}\n\n${table(['subject', 'level', ...COLUMNS.map(([name]) => name)], rows, 2)}`
   }).join('\n\n') + '\n'
 }

@@ -1,40 +1,23 @@
-/**
- * `npm run bench`: builds the service, seeds the animals, races the service and its peers workload
- * by workload, each started afresh for every run, and prints the markdown report (also written to
- * bench/results/); `--overload` runs overload.ts instead. Progress goes to stderr; exit codes: bench/README.md.
- */
-import { spawnSync } from 'node:child_process'
-import { closeSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync } from 'node:fs'
-import { rmSync, statSync, writeFileSync } from 'node:fs'
+/** `npm run bench`: the race (`--overload`: overload.ts), its report on stdout and in bench/results/; see README. */
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs'
+import { rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildBaseline, commitOf, removeBaselines } from './baseline.js'
-import { count, positive, readFlags, usage } from './flags.js'
-import { BUILT, SCALE_WORKLOADS, WORKLOADS, pickPath, runLoad, workloadSpec } from './load.js'
-import type { LoadSpec, Workload } from './load.js'
+import { readFlags, say } from './flags.js'
+import { SCALE_WORKLOADS, WORKLOADS, pickPath, workloadSpec, type Workload } from './load.js'
 import { overload, overloadSmoke, parseOverloadOptions } from './overload.js'
-import { renderReport, type Measurement, type ScaleFill } from './report.js'
-import { API_KEY, createSchema, deepCursors, placement, prepare, seed, startArguments } from './targets.js'
-import { startProcess, startService, stopEveryProcess, type Placement, type Target } from './targets.js'
-
-// npm run bench runs from the project's root, whatever directory it was typed in.
-const ROOT = process.cwd()
-const [USAGE, OVERLOAD_USAGE] = ['## Running it', '## The overload run']
+import { heading, mib, rate, ratios, workloadTables, type Measurement } from './report.js'
+import { ROOT, atEnd, cleanUp, deepCursors, prepare, run, runLoad } from './targets.js'
+import { startArguments, type Recipe, type Started } from './targets.js'
 
 function parseOptions (argv: string[]) {
-  const flags = readFlags(argv, ['duration', 'warmup', 'runs', 'only', 'postgres', 'baseline', 'sizes'],
-    ['scale', 'smoke'], USAGE)
+  const flags = readFlags(argv, ['duration', 'runs', 'only', 'postgres', 'baseline'], ['scale', 'smoke'])
   const smoke = flags.given('smoke')
   const baseline = flags.text('baseline')
-  const isCommit = (name: string): boolean =>
-    spawnSync('git', ['rev-parse', '--verify', '--quiet', `${name}^{commit}`]).status === 0
-  if (baseline !== undefined && !isCommit(baseline)) {
-    throw new Error(`--baseline: ${baseline} is not a commit`)
-  }
+  if (baseline !== undefined) run(ROOT, 'git', ['rev-parse', '--verify', `${baseline}^{commit}`])
   return {
-    duration: smoke ? 0.25 : flags.number('duration', 10, positive, 'a positive number'),
-    warmup: smoke ? 0 : flags.number('warmup', 2, (value) => value >= 0, 'a number, 0 or more'),
-    runs: smoke ? 1 : flags.number('runs', 2, count, 'a positive integer'),
+    duration: smoke ? 0.25 : flags.number('duration', 10),
+    runs: smoke ? 1 : flags.number('runs', 2, true),
     // The smoke checks the bench, not the service: a queue of its own, on a busy machine, would be refused.
     connections: smoke ? 10 : 50,
     workloads: flags.list('only', WORKLOADS),
@@ -42,24 +25,36 @@ function parseOptions (argv: string[]) {
     postgres: flags.postgres,
     baseline,
     scale: flags.given('scale'),
-    sizes: flags.numbers('sizes', smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000],
-      (size) => Number.isInteger(size) && size >= 200, 'integers of 200 or more'),
     smoke
   }
 }
 
-type Options = ReturnType<typeof parseOptions>
-
-const began = performance.now()
-const say = (text: string): void => {
-  process.stderr.write(`bench ${String(Math.round((performance.now() - began) / 1000)).padStart(4)} s: ${text}\n`)
+/** `--baseline COMMIT`: that commit built in a worktree of its own, with this tree's node_modules when it can. */
+function buildBaseline (commitish: string): { root: string, name: string, subject: string } {
+  const git = (args: string[]): string => run(ROOT, 'git', args)
+  const commit = git(['rev-parse', '--short', `${commitish}^{commit}`])
+  const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
+  // --force: its dist/ and node_modules (a link, not followed) are untracked.
+  atEnd(async () => { git(['worktree', 'remove', '--force', dir]) })
+  say(`baseline: git worktree of ${commit} in ${dir}, built`)
+  git(['worktree', 'add', '--detach', dir, commit])
+  // This tree's node_modules when the old lock installs the same for the service itself (and TypeScript): no npm ci.
+  type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
+  const ours = (JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as Lock).packages
+  const old = (JSON.parse(git(['show', `${commit}:package-lock.json`])) as Lock).packages
+  if (Object.entries(old).every(([path, { dev, version }]) => path === '' ||
+    (dev === true && path !== 'node_modules/typescript') || ours[path]?.version === version)) {
+    symlinkSync(realpathSync(join(ROOT, 'node_modules')), join(dir, 'node_modules'), 'dir')
+  } else {
+    say('baseline: its dependencies differ, npm ci')
+    run(dir, 'npm', ['ci', '--no-audit', '--no-fund'])
+  }
+  run(dir, 'npm', ['run', '--silent', 'build'])
+  return { root: dir, name: `baseline (${commit})`, subject: git(['log', '-1', '--format=%s', commit]) }
 }
-const cleanups: Array<() => Promise<void>> = []
 
-/** A target, how to start it again, the service it is set against, its workloads' requests, its SQLite file. */
-interface Entry {
-  target: Target, start: () => Promise<Target>, base: string, spec: (workload: Workload) => LoadSpec, file?: string
-}
+/** A target started, the target it is set against, the deep list's cursors. */
+type Entry = Started & { base: string, cursors?: string[] }
 
 /** Reads a file once so its pages are in the OS page cache, as on a server up for a while. */
 function warmPageCache (path: string): void {
@@ -71,152 +66,108 @@ function warmPageCache (path: string): void {
   }
 }
 
-const loadAverage = (): number => Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0])
-const slug = (name: string): string => name.replace(/\W+/g, '-')
+const loadAverage = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!
 
-async function bench (options: Options, work: string): Promise<{ report: string, code: number }> {
-  const { pinned, serverCpus: cpus, loadCpus } = placement()
+async function bench (options: ReturnType<typeof parseOptions>, work: string) {
   const startLoad = loadAverage()
-  const { seeded, animalsFile } = await prepare(ROOT, work, options.animals, say, options.smoke)
-  const baseline = options.baseline === undefined ? undefined : buildBaseline(ROOT, options.baseline, say)
-  const where = (name: string): Placement => ({ cpus, logFile: join(work, `${slug(name)}.log`) })
-  const analyzes: Array<() => Promise<void>> = []
-  const schema = async (): Promise<string> => {
-    const made = await createSchema(options.postgres!)
-    cleanups.push(made.drop)
-    analyzes.push(made.analyze)
-    return made.url
-  }
+  const start = await prepare(work, options.animals, options.postgres, options.smoke)
+  const baseline = options.baseline === undefined ? undefined : buildBaseline(options.baseline)
 
-  say('starting the service and its peers')
-  // The services (a tree to run) and the peers (a script of bench/peers/), in the report's order.
-  const targets: Array<{ name: string, base: string, sqlite: boolean, root?: string, peer?: string }> = []
+  // The services as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
+  const recipes: Array<Recipe & { base: string }> = []
   for (const [base, sqlite] of [['service', true], ['service, PostgreSQL', false]] as const) {
     if (!sqlite && options.postgres === undefined) continue
-    targets.push({ name: base, base, sqlite, root: ROOT })
+    recipes.push({ name: base, base, sqlite })
     const { name, root } = baseline ?? {}
-    if (root !== undefined) targets.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
-    targets.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
+    if (root !== undefined) recipes.push({ name: `${name!}${sqlite ? '' : ', PostgreSQL'}`, base, sqlite, root })
+    recipes.push({ name: `Fastify app, ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'fastify' },
       { name: `node:http + ${sqlite ? 'SQLite' : 'pg'}`, base, sqlite, peer: 'bare' })
   }
-  // Started together: the peers fill their tables at start, before the analyze.
-  const entries: Entry[] = await Promise.all(targets.map(async ({ name, base, sqlite, root, peer }) => {
-    const url = sqlite ? `sqlite:${join(work, `${slug(name)}.db`)}` : await schema()
-    if (root === ROOT && sqlite) copyFileSync(seeded, url.slice('sqlite:'.length))
-    else if (root !== undefined) await seed(root, url, options.animals)
-    const env = { DATABASE_URL: url, BENCH_ANIMALS_FILE: animalsFile, BENCH_KEY: API_KEY }
-    const args = [`${BUILT}peers/${peer!}.js`]
-    // The service as shipped, admission stage on: it refuses only for queues of its own, and 50 connections make none.
-    const start = root === undefined
-      ? async () => await startProcess(name, { args, env, cwd: ROOT, readyPath: '/readyz', ...where(name) })
-      : async () => await startService(name, root, url, where(name))
-    return { target: await start(), start, base, spec: (w: Workload) => workloadSpec(w, API_KEY, options.animals) }
-  }))
-  // Every table the planner reads has fresh statistics before the first request.
-  for (const analyze of analyzes) await analyze()
+  const entries: Entry[] = await Promise.all(recipes.map(async (r) => ({ ...await start(r), base: r.base })))
 
-  const measure = async (entry: Entry, workload: Workload, run: number): Promise<Measurement> => {
-    const { target } = entry
-    const spec = entry.spec(workload)
-    const load = { origin: target.origin, connections: options.connections, cpus: loadCpus }
-    target.resetPeakRss()
-    // One answered request first: what a target starts on its first request must not eat the window.
-    const { method, headers, body } = spec
-    await (await fetch(`${target.origin}${pickPath(spec)}`, { method, headers, body })).arrayBuffer()
-    if (options.warmup > 0) await runLoad(spec, { ...load, seconds: options.warmup })
-    const cpuBefore = target.cpuSeconds()
-    const result = await runLoad(spec, { ...load, seconds: options.duration })
-    const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
-    say(`  ${target.name.padEnd(28)} ${workload.padEnd(11)} ${Math.round(result.reqPerSec)} req/s, ` +
-      `p99 ${result.p99Ms.toFixed(2)} ms, failed ${result.failed}`)
-    return { target: target.name, base: entry.base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() }
-  }
-  const race = async (what: string, all: Entry[], workloads: readonly Workload[], into: Measurement[]) => {
+  /** Every workload on every target in turn, `options.runs` times, each started afresh for each run. */
+  const race = async (what: string, all: Entry[], workloads: readonly Workload[]): Promise<Measurement[]> => {
+    const measured: Measurement[] = []
     for (let run = 1; run <= options.runs; run++) {
       // A process here keeps for its life a speed up to 20 % off another start's: each run starts them anew.
-      if (run > 1) {
-        await Promise.all(all.map(async (entry) => {
-          await entry.target.stop()
-          entry.target = await entry.start()
-        }))
-      }
+      if (run > 1) await Promise.all(all.map(async (entry) => { entry.target = await entry.start() }))
       for (const workload of workloads) {
         say(`${what}${workload}, run ${run} of ${options.runs}`)
         // Every other run in reverse order: no target is always the one measured first.
-        for (const entry of run % 2 === 1 ? all : [...all].reverse()) {
+        for (const { target, base, file, animals, cursors } of run % 2 === 1 ? all : [...all].reverse()) {
           // This machine's host evicts page cache it deems cold: a random get would wait for the disk.
-          if (entry.file !== undefined) warmPageCache(entry.file)
-          into.push(await measure(entry, workload, run))
+          if (file !== undefined) warmPageCache(file)
+          const spec = workloadSpec(workload, animals, cursors)
+          const load = { spec, origin: target.origin, connections: options.connections }
+          target.resetPeakRss()
+          // A request, then 2 s of warm-up (not in a smoke): what a target starts on its first must not eat the window.
+          await (await fetch(`${target.origin}${pickPath(spec)}`, spec)).arrayBuffer()
+          if (!options.smoke) await runLoad({ ...load, seconds: 2 })
+          const cpuBefore = target.cpuSeconds()
+          const result = await runLoad({ ...load, seconds: options.duration })
+          const cpuUs = result.requests > 0 ? (target.cpuSeconds() - cpuBefore) * 1e6 / result.requests : 0
+          say(`  ${target.name}, ${workload}: ${Math.round(result.reqPerSec)} req/s, failed ${result.failed}`)
+          measured.push({ target: target.name, base, workload, run, ...result, cpuUs, rssBytes: target.peakRss() })
         }
       }
+      await Promise.all(all.map(async ({ target }) => { await target.stop() }))
     }
-    await Promise.all(all.map(async ({ target }) => { await target.stop() }))
+    return measured
   }
   // The overload run's smoke first, on the service: its generator, no quota.
-  const smoked = options.smoke ? await overloadSmoke(entries[0]!.target, loadCpus, options.animals) : ''
-  const main: Measurement[] = []
-  await race('', entries, options.workloads, main)
+  const smoked = options.smoke ? await overloadSmoke(entries[0]!.target) : ''
+  const main = await race('', entries, options.workloads)
 
-  const [scale, fills]: [Measurement[], ScaleFill[]] = [[], []]
+  const sections = [
+    `${heading('Benchmark')} Load average ${startLoad} at the start, ${loadAverage()} at the end.`,
+    `- ${options.runs} run(s) of ${options.duration} s, ${options.connections} connections, ${rate(options.animals)} ` +
+      `animals; PostgreSQL: ${options.postgres === undefined ? 'none' : new URL(options.postgres).host}.`,
+    `- The service: \`node ${startArguments(ROOT).join(' ')}\`, as shipped` +
+      `${baseline === undefined ? '' : `; beside it the ${baseline.name}: ${baseline.subject}`}. How: bench/README.md.`,
+    workloadTables(main),
+    '## The service against the others',
+    'The median of the per-run ratios (each run of the service over the other target\'s in the same minutes), and ' +
+      'their range: req/s above 1.00×, the service serves more; p99 and CPU/req below, it is faster or spends less.',
+    ratios(main, 'req/s', (m) => m.reqPerSec), ratios(main, 'p99', (m) => m.p99Ms),
+    ratios(main, 'CPU per request', (m) => m.cpuUs)
+  ]
+
+  const scale: Measurement[] = []
   if (options.scale) {
-    const sized: Entry[] = []
-    for (const database of ['SQLite', ...(options.postgres === undefined ? [] : ['PostgreSQL'])]) {
-      for (const animals of options.sizes) {
+    const sizes = options.smoke ? [200, 2000] : [10_000, 1_000_000, 10_000_000]
+    const [sized, fills]: [Entry[], string[]] = [[], []]
+    for (const database of options.postgres === undefined ? ['SQLite'] : ['SQLite', 'PostgreSQL']) {
+      for (const animals of sizes) {
         say(`scale: petstore seed of ${animals} animals on ${database}`)
-        const file = database === 'SQLite' ? join(work, `scale-${animals}.db`) : undefined
-        const url = file === undefined ? await schema() : `sqlite:${file}`
-        const seconds = await seed(ROOT, url, animals)
-        const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
-        fills.push({ database, animals, seconds, bytes: file === undefined ? 0 : size(file) + size(`${file}-wal`) })
-        const name = `${database} ${animals}`
-        const start = async (): Promise<Target> => await startService(name, ROOT, url, where(`scale ${name}`))
-        const target = await start()
+        const started = await start({ name: `${database} ${animals}`, sqlite: database === 'SQLite', animals })
+        const { target, file, seconds } = started
+        // petstore seed closes the file, and with it checkpoints its WAL: the file alone holds the animals.
+        const bytes = file === undefined ? '' : `, a file of ${mib(statSync(file).size)}`
+        fills.push(`- ${target.name}: seeded in ${seconds.toFixed(1)} s${bytes}`)
         const cursors = await deepCursors(target.origin, animals, 1000)
-        const spec = (workload: Workload): LoadSpec => workloadSpec(workload, API_KEY, animals, cursors)
-        sized.push({ target, start, base: database, spec, file })
+        sized.push({ ...started, base: `${database} ${sizes.at(-1)!}`, cursors })
       }
     }
-    await race('scale: ', sized, SCALE_WORKLOADS, scale)
+    scale.push(...await race('scale: ', sized, SCALE_WORKLOADS))
+    sections.push('## The scale curve', 'The service alone, filled by `petstore seed` (timed below), every size ' +
+      'started afresh for each run and measured in turn within it; then p50 at the largest size ÷ at each other.',
+    fills.join('\n'), workloadTables(scale), ratios(scale, 'p50', (m) => m.p50Ms))
   }
-
-  const report = renderReport({
-    options,
-    workloads: options.workloads,
-    pinned,
-    loadAverages: [startLoad, loadAverage()],
-    commit: commitOf(ROOT),
-    serviceArguments: `node ${startArguments(ROOT).join(' ')}`,
-    baseline: baseline === undefined ? undefined : `${baseline.name}: ${baseline.subject}`,
-    main,
-    scale,
-    fills,
-    seconds: (performance.now() - began) / 1000
-  }) + smoked
   const failed = [...main, ...scale].filter((measurement) => measurement.failed > 0)
   for (const { target, workload, failed: count } of failed) say(`${target} failed ${count} requests on ${workload}`)
-  return { report, code: failed.length === 0 ? 0 : 1 }
+  return { report: sections.join('\n\n') + '\n' + smoked, code: failed.length === 0 ? 0 : 1 }
 }
 
-async function cleanUp (): Promise<void> {
-  await stopEveryProcess()
-  removeBaselines()
-  for (const cleanup of cleanups.splice(0)) await cleanup().catch(() => {})
-}
-
-// `--overload` is a bench of its own (overload.ts) on the same targets, cleanups and results.
+// `--overload` is a bench of its own (overload.ts) on the same targets and results.
 const argv = process.argv.slice(2)
 const overloadRun = argv.includes('--overload')
 let runBench: (work: string) => Promise<{ report: string, code: number }>
 try {
-  if (overloadRun) {
-    const options = parseOverloadOptions(argv.filter((arg) => arg !== '--overload'))
-    runBench = async (work) => await overload(options, work, ROOT, say, cleanups)
-  } else {
-    const options = parseOptions(argv)
-    runBench = async (work) => await bench(options, work)
-  }
+  runBench = overloadRun
+    ? overload.bind(undefined, parseOverloadOptions(argv.filter((arg) => arg !== '--overload')))
+    : bench.bind(undefined, parseOptions(argv))
 } catch (err) {
-  process.stderr.write(`bench: ${(err as Error).message}\n${usage(overloadRun ? OVERLOAD_USAGE : USAGE)}`)
+  process.stderr.write(`bench: ${(err as Error).message} (flags: bench/README.md)\n`)
   process.exit(2)
 }
 const work = mkdtempSync(join(tmpdir(), 'petstore-bench-'))
@@ -226,12 +177,9 @@ try {
   const result = await runBench(work)
   code = result.code
   process.stdout.write(result.report)
-  // Written to bench/results/, or beside the smoke's data for a smoke.
   const results = argv.includes('--smoke') ? join(work, 'results') : join(ROOT, 'bench/results')
   mkdirSync(results, { recursive: true })
-  for (const name of [new Date().toISOString().slice(0, 16).replace(':', '-'), 'latest']) {
-    writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}${name}.md`), result.report)
-  }
+  writeFileSync(join(results, `${overloadRun ? 'overload-' : ''}latest.md`), result.report)
 } catch (err) {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`)
 } finally {

@@ -3,8 +3,7 @@
  * defaults: Fastify's request logging (`logger: true`, two lines a request, to stdout: a file
  * here), @fastify/helmet, @fastify/rate-limit (counting, never reached), fastify-metrics
  * (prom-client, per-route histograms), @fastify/bearer-auth; JSON schemas on every route; one
- * commit per create. On storage.ts: better-sqlite3 or a `pg` pool of 10, plain queries. With
- * BENCH_UNDER_PRESSURE (its options as JSON: the overload run), @fastify/under-pressure first.
+ * commit per create. On storage.ts: better-sqlite3 or a `pg` pool of 10, plain queries.
  *
  * PORT, DATABASE_URL (`sqlite:PATH` or `postgres://…`), BENCH_ANIMALS_FILE and BENCH_KEY
  * in the environment; GET /readyz answers once it listens.
@@ -14,7 +13,6 @@ import Fastify, { type FastifyPluginAsync } from 'fastify'
 import bearerAuth from '@fastify/bearer-auth'
 import helmet from '@fastify/helmet'
 import rateLimit from '@fastify/rate-limit'
-import underPressure from '@fastify/under-pressure'
 import { openStorage, type NewPet, type Status } from './storage.js'
 
 // Loaded untyped: its type declarations would give every FastifyInstance in the project, the service's too, `metrics`.
@@ -34,8 +32,6 @@ const name = { type: 'string', minLength: 1, maxLength: 255 } as const
 const newPet = { name, categoryId: { type: 'integer', minimum: 1 }, status } as const
 
 const app = Fastify({ logger: true })
-const pressure = process.env.BENCH_UNDER_PRESSURE
-if (pressure !== undefined) await app.register(underPressure, JSON.parse(pressure) as object)
 await app.register(helmet)
 await app.register(rateLimit, { max: 1_000_000_000, timeWindow: '1 minute' })
 await app.register(metrics, { endpoint: '/metrics' })
