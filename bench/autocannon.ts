@@ -18,11 +18,13 @@ const result = await autocannon({
 })
 // req/s counts the 2xx only: a refusal, answered at once, is no request served.
 const good = result.requests.total - result.non2xx
+const refused = result.statusCodeStats?.['503']?.count ?? 0
 process.stdout.write(JSON.stringify({
   requests: result.requests.total,
   good,
   reqPerSec: good / result.duration,
   p50Ms: result.latency.p50,
   p99Ms: result.latency.p99,
-  failed: result.non2xx + result.errors
+  refused,
+  failed: result.non2xx - refused + result.errors
 } satisfies LoadResult))

@@ -15,9 +15,9 @@ export interface LoadSpec {
   paths?: string[]
 }
 
-/** `good`: the 2xx answers; `failed`: every other status and socket errors. */
+/** `good`: the 2xx answers; `refused`: the 503s; `failed`: every other status and socket errors. */
 export interface LoadResult {
-  requests: number, good: number, reqPerSec: number, p50Ms: number, p99Ms: number, failed: number
+  requests: number, good: number, reqPerSec: number, p50Ms: number, p99Ms: number, refused: number, failed: number
 }
 
 /** The workload's requests for a database of animals 1..`animals`; `cursors` for the deep list. */

@@ -109,8 +109,8 @@ async function measure (subject: Subject, cell: Cell, level: number, seconds: nu
   const cpu = cpuSeconds()
   generator ??= startGenerator()
   const outcome = level === 0
-    ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, failed }) =>
-      ({ arrivals: requests, good, refused: 0, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
+    ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, refused, failed }) =>
+      ({ arrivals: requests, good, refused, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
     : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
   const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
   say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.late} late`)

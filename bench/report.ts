@@ -57,10 +57,11 @@ export function workloadTables (runs: Measurement[]): string {
     const rows = [...new Set(runs.map((m) => m.target))].map((target) => {
       const mine = runs.filter((m) => m.target === target && m.workload === workload)
       const of = (figure: (m: Measurement) => number): number => median(mine.map(figure))
+      const sum = (figure: (m: Measurement) => number): string => String(mine.reduce((all, m) => all + figure(m), 0))
       return [target, spread(mine.map((m) => m.reqPerSec), rate), ms(of((m) => m.p50Ms)), ms(of((m) => m.p99Ms)),
-        us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), String(mine.reduce((sum, m) => sum + m.failed, 0))]
+        us(of((m) => m.cpuUs)), mib(of((m) => m.rssBytes)), sum((m) => m.failed), sum((m) => m.refused)]
     })
-    const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed']
+    const header = ['target', 'req/s (range)', 'p50', 'p99', 'CPU/req', 'peak RSS', 'failed', 'refused']
     return `### ${workload}: ${request(workload)}\n\n${table(header, rows)}`
   }).join('\n\n')
 }
