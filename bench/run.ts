@@ -36,7 +36,7 @@ function buildBaseline (commitish: string): { root: string, name: string, subjec
   const dir = mkdtempSync(join(tmpdir(), 'petstore-baseline-'))
   // --force: its dist/ and node_modules (a link, not followed) are untracked.
   atEnd(async () => { git(['worktree', 'remove', '--force', dir]) })
-  say(`baseline: git worktree of ${commit} in ${dir}, built`)
+  say(`baseline: building ${commit} in a git worktree at ${dir}`)
   git(['worktree', 'add', '--detach', dir, commit])
   // This tree's node_modules when the old lock installs the same for the service itself (and TypeScript): no npm ci.
   type Lock = { packages: Record<string, { version?: string, dev?: boolean }> }
