@@ -3,12 +3,12 @@
  * pool, SQLite's writer thread), the others waiting first come, first served. The wait is bounded
  * where a queue of the service's own stands: a call with more calls ahead of it than one turn of
  * the connections serves (a batch of creates counted as the one call it is) is refused with
- * ConnectionWaitExceeded past `maxWaitMs`; a call the next
- * turn serves waits for that turn however slow it is (a slow disk, a slow database: the store's
- * own timeouts bound it), since refusing it would serve nobody sooner. How long the oldest call has
- * waited, while a call asking now would wait beyond the next turn, is read from memory, for each
- * request, by the admission stage (src/http/stages/admission.ts). Written here: p-limit and p-queue
- * bound the work, not the wait for a turn.
+ * ConnectionWaitExceeded past `maxWaitMs`; a call the next turn serves waits for that turn however
+ * slow it is (a slow disk, a slow database: the store's own timeouts bound it), since refusing it
+ * would serve nobody sooner. How long the oldest call has waited, while a call asking now would
+ * wait beyond the next turn, is read from memory, for each request, by the admission stage
+ * (src/http/stages/admission.ts). Written here: p-limit and p-queue bound the work, not the wait
+ * for a turn.
  */
 import { performance } from 'node:perf_hooks'
 import { ConnectionWaitExceeded } from './store-errors.js'
