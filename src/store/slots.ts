@@ -57,6 +57,13 @@ export class Slots implements ConnectionWaits {
     return waiter.batched === true ? 1 : this.#perTurn
   }
 
+  /** `waiter` leaves the count of those waiting, granted or gone. */
+  #stopWaiting (waiter: Waiter, state: 'granted' | 'gone'): void {
+    waiter.state = state
+    this.#waiting--
+    this.#shares -= this.#share(waiter)
+  }
+
   /** A slot, now if one is free and nobody waits first: then it is the caller's, to release. */
   tryTake (): boolean {
     if (this.#free === 0 || this.#waiting > 0) return false
@@ -84,9 +91,7 @@ export class Slots implements ConnectionWaits {
   /** `waiter` no longer waits: it will be neither granted nor refused. */
   leave (waiter: Waiter): void {
     if (waiter.state !== 'waiting') return
-    waiter.state = 'gone'
-    this.#waiting--
-    this.#shares -= this.#share(waiter)
+    this.#stopWaiting(waiter, 'gone')
     this.#stopTimerIfNoneBeyondTurn()
   }
 
@@ -97,9 +102,7 @@ export class Slots implements ConnectionWaits {
       this.#free++
       return
     }
-    next.state = 'granted'
-    this.#waiting--
-    this.#shares -= this.#share(next)
+    this.#stopWaiting(next, 'granted')
     this.#stopTimerIfNoneBeyondTurn()
     next.granted()
   }
@@ -144,9 +147,7 @@ export class Slots implements ConnectionWaits {
     this.#timer = undefined
     const now = performance.now()
     for (let oldest = this.#oldestBeyondTurn(); oldest !== undefined && now - oldest.since >= this.#maxWaitMs; oldest = this.#oldestBeyondTurn()) {
-      oldest.state = 'gone'
-      this.#waiting--
-      this.#shares -= this.#share(oldest)
+      this.#stopWaiting(oldest, 'gone')
       oldest.refused(new ConnectionWaitExceeded(this.#maxWaitMs))
     }
     const oldest = this.#oldestBeyondTurn()
