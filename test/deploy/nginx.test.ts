@@ -88,6 +88,6 @@ describe('behind nginx: a restart of every instance under creates never retried'
     }
     const faults = load.answers.filter((answer) => answer.fault !== undefined || answer.status < 200 || answer.status >= 300)
     assert.ok(load.acknowledged.length > 100, `${load.acknowledged.length} creates acknowledged`)
-    assert.deepEqual(faults.slice(0, 5).map((answer) => `${answer.kind}: ${answer.status} ${answer.fault ?? ''}`), [], `${faults.length} of ${load.answers.length} failed\n${nginx.errors().slice(-2000)}`)
+    assert.deepEqual(faults.slice(0, 5).map((answer) => `${answer.kind}: ${answer.status} ${answer.fault ?? answer.body ?? ''}`), [], `${faults.length} of ${load.answers.length} failed\n${nginx.errors().slice(-2000)}`)
   })
 })

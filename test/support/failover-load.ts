@@ -26,6 +26,8 @@ export interface Answer {
   status: number
   /** The failure in words: a 503 without Retry-After or the Error body, a dropped connection. */
   fault?: string
+  /** What was answered, for a failing assertion's message. */
+  body?: string
 }
 
 export interface Acknowledged {
@@ -68,7 +70,7 @@ export interface LoadOptions {
   client?: boolean
 }
 
-async function answerOf (kind: Answer['kind'], instance: number, request: () => Promise<Response>): Promise<Answer & { response?: Response, body?: string }> {
+async function answerOf (kind: Answer['kind'], instance: number, request: () => Promise<Response>): Promise<Answer & { response?: Response }> {
   const startedAt = Date.now()
   try {
     const response = await request()
