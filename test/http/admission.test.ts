@@ -115,8 +115,10 @@ async function keptAlive (origin: string): Promise<{ get: () => Promise<number> 
 
 describe('admission: an event loop running behind', () => {
   let server: TestServer
-  // Far above a busy test machine's own pauses, and far below the stall.
-  before(async () => { server = await startTestServer({ env: { MAX_QUEUE_DELAY: '150' } }) })
+  // Far above a busy test machine's own pauses, and far below the stall; the stage looks four times within it.
+  const MAX_QUEUE_DELAY_MS = 150
+  const TICK_MS = MAX_QUEUE_DELAY_MS / 4
+  before(async () => { server = await startTestServer({ env: { MAX_QUEUE_DELAY: String(MAX_QUEUE_DELAY_MS) } }) })
   after(async () => { await server.close() })
 
   it('refuses what waited behind a stall, then serves again', async () => {
@@ -132,6 +134,21 @@ describe('admission: an event loop running behind', () => {
     assert.equal((await refusalsByReason(server)).event_loop, 10)
     await sleep(50)
     assert.equal((await get(server, '/pets')).status, 200)
+  })
+
+  it('refuses what waited behind a stall that began a tick after the last request', async () => {
+    const connections = await Promise.all(Array.from({ length: 10 }, async () => await keptAlive(server.origin)))
+    // The stage's timer rests (two ticks without a request), one request arms it, and one tick
+    // later it goes on with no request since: the stall begins there, its late tick runs first.
+    await sleep(4 * TICK_MS)
+    assert.equal(await connections[0]!.get(), 200)
+    await sleep(TICK_MS + 5)
+    await new Promise(setImmediate)
+    const answers = connections.map((connection) => connection.get())
+    const end = loopThreadTimes()!.ranMs + 400
+    while (loopThreadTimes()!.ranMs < end) { // the stall itself
+    }
+    for (const answer of answers) assert.equal(await answer, 503)
   })
 })
 

@@ -85,8 +85,9 @@ class LoopDelay {
     const times = this.#thread()
     this.#lastLateMs = this.#ownPart(now - this.#due, times)
     this.#timer = undefined
-    // Asked since: requests are coming, the timer goes on; else it rests until the next request.
-    if (this.#asked) this.#arm(now, times)
+    // Asked since, or late past a tick (requests may wait behind the stall, unread yet): the timer
+    // goes on and its reading holds a tick; else it rests until the next request.
+    if (this.#asked || this.#lastLateMs > this.#tickMs) this.#arm(now, times)
     else this.#lastLateMs = 0
     this.#asked = false
   }
