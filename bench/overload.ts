@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { readFlags, say } from './flags.js'
 import { request, workloadSpec, type Workload } from './load.js'
 import type { LoadJob, LoadOutcome } from './open-loop.js'
-import { heading, ms, rate, spread, table, times } from './report.js'
+import { heading, ms, rate, spread, table, times, us } from './report.js'
 import { BUILT, LOAD_CPUS, ROOT, atEnd, freePort, pinned } from './targets.js'
 import { prepare, runLoad, startArguments, startProcess, type Target } from './targets.js'
 
@@ -72,8 +72,8 @@ interface Subject { name: string, target: Target, sizer: Target, quota: (periodM
 /** Where a run is measured: its table (workload, database, regime), and the capacity its level multiplies. */
 interface Cell { workload: Workload, database: string, regime: number, capacity: number }
 
-/** A run at `level` times the capacity (0: the capacity); `cpu`: of the process the load reached; `r`: see README. */
-type Run = Cell & { subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, r?: number }
+/** A run at `level` times the capacity (0: the capacity); `cpu`: of the process the load reached, `serviceCpu`: the service's; `r`: see README. */
+type Run = Cell & { subject: string, level: number, seconds: number, outcome: LoadOutcome, cpu: number, serviceCpu: number, r?: number }
 
 /** HAProxy from the shipped deploy/haproxy/petstore.cfg, only its bind, its servers (one) and its 503 file replaced. */
 async function startHaproxy (root: string, work: string, service: Target, cpus: string | undefined): Promise<Target> {
@@ -107,12 +107,13 @@ async function measure (subject: Subject, cell: Cell, level: number, seconds: nu
   const { origin, cpuSeconds } = level === 0 ? subject.sizer : subject.target
   const spec = workloadSpec(cell.workload, ANIMALS)
   const cpu = cpuSeconds()
+  const serviceCpu = subject.sizer.cpuSeconds()
   generator ??= startGenerator()
   const outcome = level === 0
     ? await runLoad({ spec, origin, connections, seconds }).then(({ requests, good, refused, failed }) =>
       ({ arrivals: requests, good, refused, other: failed, timeouts: 0, errors: 0, late: 0, refusedP99Ms: null }))
     : await generator({ origin, spec, rate: Math.round(level * cell.capacity), seconds })
-  const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu }
+  const run: Run = { ...cell, subject: subject.name, level, seconds, outcome, cpu: cpuSeconds() - cpu, serviceCpu: subject.sizer.cpuSeconds() - serviceCpu }
   say(`  ${subject.name}, ${where(run)}: ${Math.round(outcome.good / seconds)} good/s, ${outcome.late} late`)
   return run
 }
@@ -211,6 +212,8 @@ const COLUMNS: Array<[string, (run: Run) => number, (value: number) => string]> 
   ['timeouts', (run) => share(run, run.outcome.timeouts), pc],
   ['failed', failures, rate],
   ['CPU', ({ cpu, seconds }) => 100 * cpu / seconds, pc],
+  ['service CPU', ({ serviceCpu, seconds }) => 100 * serviceCpu / seconds, pc],
+  ['CPU/2xx', ({ serviceCpu, outcome }) => serviceCpu / outcome.good * 1e6, us],
   ['r', ({ r }) => r ?? NaN, (value) => value.toFixed(2)]
 ]
 

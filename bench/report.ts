@@ -23,7 +23,7 @@ function median (values: number[]): number {
 export const rate = (value: number): string => Math.round(value).toLocaleString('en-US')
 export const ms = (value: number | null): string => value === null ? '–' : `${value.toFixed(value < 10 ? 2 : 1)} ms`
 export const times = (value: number): string => Number.isFinite(value) ? `${value.toFixed(2)}×` : '–'
-const us = (value: number): string => `${value < 10 ? value.toFixed(1) : Math.round(value)} µs`
+export const us = (value: number): string => `${value < 10 ? value.toFixed(1) : Math.round(value)} µs`
 export const mib = (bytes: number): string => `${Math.round(bytes / 2 ** 20)} MiB`
 
 /** The median of some values and, with more than one, their range: `12,345 (11,900–12,800)`; none: `–`. */
