@@ -183,7 +183,9 @@ describe('HA: one Patroni cluster for the leg', { skip: missing !== false }, () 
       }
       const afterKill = await readCounts(reader)
       console.log(`# standby killed: reads ${JSON.stringify(tally.reads)}, by target ${JSON.stringify(afterKill)}`)
-      assert.deepEqual(Object.keys(tally.reads), ['200'], `no 503: ${JSON.stringify(tally.reads)}`)
+      // A 503 names its cause: the admission stage's refusals (by reason), else the store.
+      const refusals = (await (await fetch(`${reader.metrics.origin}/metrics`)).text()).match(/^petstore_http_refusals_total\S* [1-9]\d*$/gm) ?? []
+      assert.deepEqual(Object.keys(tally.reads), ['200'], `no 503: ${JSON.stringify(tally.reads)}, refusals: ${refusals.join(', ') || 'none'}`)
       assert.ok((afterKill.fallback ?? 0) > 0)
 
       await cluster.restartNode(name)
